@@ -1,0 +1,10 @@
+"""sim: a deterministic digital twin and load harness for the CVSA snapshot scheduler."""
+
+from importlib.metadata import PackageNotFoundError, version
+
+try:
+    __version__ = version("sim")
+except PackageNotFoundError:  # running from a source tree without installing
+    __version__ = "0.0.0+unknown"
+
+__all__ = ["__version__"]

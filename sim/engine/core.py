@@ -1,0 +1,278 @@
+"""The discrete-event core: one heap of ``(time, priority, key)`` entries, driven by one trio task.
+
+Why not one trio task per process? A trio wake-up costs 20-35 us, which caps such a design near
+40k events/s; a heap entry costs under 1 us (feasibility.md §3-4). So the engine keeps its own
+heap, SimPy-style, and trio is the runtime around it:
+
+* **Processes** are ordinary ``async def`` coroutines. ``await engine.sleep(d)`` yields a marker
+  to the engine, which parks the process on the heap. Any other ``await`` that really suspends
+  (a real database, a thread) yields a trio trap: the engine forwards it to trio *from its own
+  task* and waits for the answer before it runs anything else, so virtual time cannot move while
+  I/O is in flight (trio issue 456 cannot arise), and the order of events does not depend on I/O
+  latency -- which is what makes memory, SQLite and PostgreSQL give the same log.
+* **Ordering** is total: ``(t_ms, priority, key)``; ``key`` is a sequence number (or, for
+  periodic-job iterations, the scheduler's registration index, so that tick elision cannot change
+  tie-breaking). Never ``id()``, never set order (DEVELOPERS.md, non-negotiable 1).
+* **Every resumption of a process is its own heap entry**, so a process that hits real I/O is run
+  to its next engine suspension before anything else happens at the same instant.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import types
+from collections.abc import Callable, Coroutine, Generator
+from typing import Any
+
+import trio
+
+from sim.clock import Clock
+from sim.events.engine_kinds import RunEnded, RunStarted
+from sim.events.log import EventLog
+from sim.units import Ms
+
+PRIORITY_ITERATION = 0
+"""Periodic-job iterations due at an instant run before other entries at that instant."""
+PRIORITY_DEFAULT = 1
+
+CHECKPOINT_EVERY = 1024
+"""Events between trio checkpoints (lets a Ctrl-C watcher run; costs ~4 us each)."""
+
+OBSERVE_EVERY = 4096
+"""Events between calls of the progress observer."""
+
+
+class SimulationError(RuntimeError):
+    """An engine-level misuse, such as sleeping into the past."""
+
+
+class _Wait:
+    """The marker a process yields to be resumed at ``t_ms``."""
+
+    __slots__ = ("t_ms",)
+
+    def __init__(self, t_ms: Ms) -> None:
+        self.t_ms = t_ms
+
+    def __await__(self) -> Generator[_Wait, None, None]:
+        yield self
+
+
+class _Thrown:
+    """An exception trio threw into the engine task while it forwarded a process's trap."""
+
+    __slots__ = ("exc",)
+
+    def __init__(self, exc: BaseException) -> None:
+        self.exc = exc
+
+
+@types.coroutine
+def _forward_trap(trap: object) -> Generator[object, object, object]:
+    """Yield a process's trio trap from the engine task; return what trio sends back."""
+    try:
+        return (yield trap)
+    except BaseException as exc:  # noqa: BLE001 - handed to the process, which re-raises it
+        return _Thrown(exc)
+
+
+DoneCallback = Callable[[Any, BaseException | None], None]
+
+
+class Process:
+    """A coroutine driven by the engine."""
+
+    __slots__ = ("coro", "lazy", "name", "on_done")
+
+    def __init__(self, coro: Coroutine[Any, Any, Any], name: str, on_done: DoneCallback | None):
+        self.coro = coro
+        self.name = name
+        self.on_done = on_done
+        # Called before this process's first event is logged (see Queue: lazy iteration headers).
+        self.lazy: Callable[[], None] | None = None
+
+
+class Engine:
+    """Virtual-time discrete-event engine (see module docstring)."""
+
+    def __init__(self, *, clock: Clock, log: EventLog, seed: int = 0, elide: bool = True) -> None:
+        self.clock = clock
+        self.log = log
+        self.seed = seed
+        self.elide = elide
+        self.now: Ms = clock.epoch_ms
+        self.until_ms: Ms = clock.epoch_ms
+        self._heap: list[tuple[Any, ...]] = []
+        self._seq = 0
+        self._trap: tuple[Process, object] | None = None
+        self._crash: BaseException | None = None
+        self._stop = False
+        self.partial = False
+        self.processed = 0
+        self.observer: Callable[[Ms], None] | None = None
+        self.finalizers: list[Callable[[], None]] = []
+        self._resume_cb = self._resume
+        self._job_ids = 0
+        self._scheduler_count = 0
+
+    def next_job_id(self) -> int:
+        """Job ids count from 1 in the order jobs are added (BullMQ's ``id`` counter)."""
+        self._job_ids += 1
+        return self._job_ids
+
+    def next_scheduler_index(self) -> int:
+        """Registration index of a periodic job: its tie-break key among same-instant iterations."""
+        self._scheduler_count += 1
+        return self._scheduler_count - 1
+
+    # -- scheduling -------------------------------------------------------------------------
+    def call_at(self, t_ms: Ms, fn: Callable[[Any], None], arg: Any = None) -> None:
+        """Run ``fn(arg)`` at virtual ``t_ms`` (after entries already queued for that instant)."""
+        if t_ms < self.now:
+            raise SimulationError(f"cannot schedule at {t_ms}, before now ({self.now})")
+        self._seq += 1
+        heapq.heappush(self._heap, (t_ms, PRIORITY_DEFAULT, self._seq, fn, arg))
+
+    def call_now(self, fn: Callable[[Any], None], arg: Any = None) -> None:
+        """Run ``fn(arg)`` at the current instant, after what is already queued for it."""
+        self._seq += 1
+        heapq.heappush(self._heap, (self.now, PRIORITY_DEFAULT, self._seq, fn, arg))
+
+    def push_iteration(self, t_ms: Ms, key: int, target: Any) -> None:
+        """Queue a periodic-job iteration; ``target._due()`` is awaited at ``t_ms``."""
+        heapq.heappush(self._heap, (t_ms, PRIORITY_ITERATION, key, None, target))
+
+    def peek_time(self) -> Ms | float:
+        """The time of the next queued entry, or infinity."""
+        return self._heap[0][0] if self._heap else math.inf
+
+    # -- processes ----------------------------------------------------------------------------
+    def spawn(
+        self,
+        coro: Coroutine[Any, Any, Any],
+        *,
+        name: str = "process",
+        on_done: DoneCallback | None = None,
+    ) -> Process:
+        """Start ``coro`` as a process at the current instant (as its own heap entry)."""
+        proc = Process(coro, name, on_done)
+        self.call_now(self._resume_cb, proc)
+        return proc
+
+    def start_now(self, proc: Process) -> None:
+        """Run ``proc`` to its first suspension *now*; only as the last act of an entry."""
+        self._step(proc, None)
+
+    def sleep(self, delay_ms: Ms) -> _Wait:
+        """``await engine.sleep(d)`` inside a process: resume ``d`` ms later."""
+        if delay_ms < 0:
+            raise SimulationError(f"cannot sleep a negative time ({delay_ms} ms)")
+        return _Wait(self.now + delay_ms)
+
+    def sleep_until(self, t_ms: Ms) -> _Wait:
+        """``await engine.sleep_until(t)`` inside a process."""
+        if t_ms < self.now:
+            raise SimulationError(f"cannot sleep until {t_ms}, before now ({self.now})")
+        return _Wait(t_ms)
+
+    def _resume(self, proc: Process) -> None:
+        self._step(proc, None)
+
+    def _step(self, proc: Process, send: object) -> None:
+        log = self.log
+        log.lazy = proc.lazy
+        try:
+            if type(send) is _Thrown:
+                yielded = proc.coro.throw(send.exc)
+            else:
+                yielded = proc.coro.send(send)
+        except StopIteration as stop:
+            log.lazy = None
+            self._finish(proc, stop.value, None)
+            return
+        except BaseException as exc:  # noqa: BLE001 - routed to on_done or re-raised by run()
+            log.lazy = None
+            self._finish(proc, None, exc)
+            return
+        log.lazy = None
+        if type(yielded) is _Wait:
+            if yielded.t_ms < self.now:
+                raise SimulationError(f"{proc.name}: resume time {yielded.t_ms} is in the past")
+            self._seq += 1
+            heapq.heappush(
+                self._heap, (yielded.t_ms, PRIORITY_DEFAULT, self._seq, self._resume_cb, proc)
+            )
+        else:
+            self._trap = (proc, yielded)
+
+    def _finish(self, proc: Process, value: Any, exc: BaseException | None) -> None:
+        if proc.on_done is not None:
+            proc.on_done(value, exc)
+        elif exc is not None and self._crash is None:
+            self._crash = exc
+
+    def fail(self, exc: BaseException) -> None:
+        """Abort the run with ``exc`` (raised from :meth:`run` after the current entry)."""
+        if self._crash is None:
+            self._crash = exc
+
+    # -- running --------------------------------------------------------------------------------
+    def stop(self) -> None:
+        """Ask the run to end after the current entry; the log is closed as partial."""
+        self._stop = True
+
+    async def run(self, until_ms: Ms) -> None:
+        """Run every entry with ``t_ms <= until_ms``; then close the log (partial if stopped)."""
+        self.until_ms = until_ms
+        self.clock.start()
+        self.log.emitter(RunStarted)(self.now, until_ms, self.seed)
+        try:
+            await self._loop(until_ms)
+        except BaseException:
+            self.partial = True
+            raise
+        finally:
+            for fin in self.finalizers:
+                fin()
+            self.log.emitter(RunEnded)(self.now, int(self.partial))
+            self.log.close(partial=self.partial)
+
+    async def _loop(self, until_ms: Ms) -> None:
+        heap = self._heap
+        pop = heapq.heappop
+        clock = self.clock
+        virtual = clock.is_virtual
+        waited_to: Ms = self.now
+        count = 0
+        while heap and not self._stop:
+            entry = heap[0]
+            t = entry[0]
+            if t > until_ms:
+                break
+            if not virtual and t > waited_to:
+                await clock.wait_until(t)
+                waited_to = t
+            pop(heap)
+            self.now = t
+            fn = entry[3]
+            if fn is None:
+                await entry[4]._due()
+            else:
+                fn(entry[4])
+            while self._trap is not None:
+                proc, trap = self._trap
+                self._trap = None
+                self._step(proc, await _forward_trap(trap))
+            if self._crash is not None:
+                raise self._crash
+            count += 1
+            if count % CHECKPOINT_EVERY == 0:
+                await trio.lowlevel.checkpoint()
+                if count % OBSERVE_EVERY == 0 and self.observer is not None:
+                    self.observer(t)
+        self.processed += count
+        if self._stop:
+            self.partial = True
+        else:
+            self.now = max(self.now, until_ms)

@@ -1,0 +1,278 @@
+"""BullMQ-style queues, worker pools and job schedulers on the engine (reference §1.2-1.4).
+
+* A :class:`Queue` has a worker pool of ``concurrency`` slots. Waiting jobs are served in BullMQ
+  order: jobs added **without** a priority first (the plain wait list, FIFO), then the prioritized
+  set by ascending priority, FIFO within a priority (score = priority * 2^32 + counter; BullMQ
+  moveToActive-11.lua, reference §1.4). Delayed jobs wait on the engine's heap until due.
+* A :class:`JobScheduler` is BullMQ's ``every`` job scheduler: exactly one pending iteration; the
+  next one is created when the current one *starts*, at ``prev + every``; if that is already
+  past, at the next aligned slot ``floor(now / every) * every + every + offset`` (BullMQ
+  getJobSchedulerEveryNextMillis.lua, 5.x), so missed slots are skipped -- and counted -- never
+  replayed; iterations overlap when one outlasts the period and a worker is free. The first
+  iteration runs at registration (``immediately`` has no effect in BullMQ 5.x, reference §1.4).
+
+Idle iterations and elision: an iteration whose processor logs nothing is *idle*; idle iterations
+are counted in run-length ``IdleIterations`` records instead of per-iteration records. With
+``engine.elide`` on, iterations that a scheduler's ``idle_until`` hint proves idle, and that no
+other event could influence, are skipped without running; the log is identical either way
+(tests/engine/test_elision.py).
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import deque
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from sim.engine.core import Engine, Process
+from sim.events.engine_kinds import (
+    NO_PRIORITY,
+    IdleIterations,
+    IterationFinished,
+    IterationsMissed,
+    IterationStarted,
+    JobAdded,
+    JobFinished,
+    JobStarted,
+)
+from sim.units import Ms
+
+
+class JobFailed(Exception):  # noqa: N818 - BullMQ's word for a processor that throws
+    """Raised by a processor to fail its job (logged as ``ok = 0``). Any other exception is a bug
+    in the model and aborts the run."""
+
+
+@dataclass(slots=True)
+class Job:
+    """One job: what to run, with which data, and where it stands."""
+
+    id: int
+    name: str
+    name_idx: int
+    processor: Callable[[Job], Awaitable[Any]]
+    data: Any
+    priority: int | None
+    due_ms: Ms
+    scheduler: JobScheduler | None = None
+    result: Any = None
+
+
+IdleHint = Callable[[Ms], Awaitable[Ms]]
+"""``idle_until(now)``: a time before which every iteration is provably idle, given the state now.
+
+Returning ``now`` (or less) means "may have work now". The hint must only promise idleness for
+iterations that would log nothing and schedule nothing.
+"""
+
+
+@dataclass(eq=False)
+class Queue:
+    """A named queue with a worker pool (BullMQ Queue + Worker with ``concurrency``)."""
+
+    engine: Engine
+    name: str
+    concurrency: int
+    name_idx: int = 0
+    active: int = 0
+    wait: deque[Job] = field(default_factory=deque)
+    prioritized: list[tuple[int, int, Job]] = field(default_factory=list)
+    _counter: int = 0
+
+    def __post_init__(self) -> None:
+        if self.concurrency < 1:
+            raise ValueError(f"queue {self.name}: concurrency must be >= 1 (got {self.concurrency})")
+        self.name_idx = self.engine.log.name(self.name)
+        self._emit_added = self.engine.log.emitter(JobAdded)
+        self._emit_started = self.engine.log.emitter(JobStarted)
+        self._emit_finished = self.engine.log.emitter(JobFinished)
+
+    def add(
+        self,
+        name: str,
+        processor: Callable[[Job], Awaitable[Any]],
+        data: Any = None,
+        *,
+        priority: int | None = None,
+        delay_ms: Ms = 0,
+    ) -> Job:
+        """Add a job; it runs when due and a worker is free (BullMQ ``queue.add``)."""
+        eng = self.engine
+        job_id = eng.next_job_id()
+        job = Job(job_id, name, eng.log.name(name), processor, data, priority, eng.now + delay_ms)
+        prio = NO_PRIORITY if priority is None else priority
+        self._emit_added(eng.now, self.name_idx, job_id, job.name_idx, prio, job.due_ms)
+        if delay_ms > 0:
+            eng.call_at(job.due_ms, self._promote, job)
+        else:
+            self._enqueue(job)
+        return job
+
+    def _promote(self, job: Job) -> None:
+        self._enqueue(job)
+
+    def _enqueue(self, job: Job) -> None:
+        if job.priority is None:
+            self.wait.append(job)
+        else:
+            self._counter += 1
+            heapq.heappush(self.prioritized, (job.priority, self._counter, job))
+        self._pump()
+
+    def every(
+        self,
+        name: str,
+        every_ms: Ms,
+        processor: Callable[[Job], Awaitable[Any]],
+        *,
+        idle_until: IdleHint | None = None,
+    ) -> JobScheduler:
+        """Register a job scheduler on this queue (BullMQ ``upsertJobScheduler(name, {every})``)."""
+        index = self.engine.next_scheduler_index()
+        return JobScheduler(self, name, every_ms, processor, index=index, idle_until=idle_until)
+
+    def can_start_now(self) -> bool:
+        """A job enqueued now would start at once."""
+        return self.active < self.concurrency and not self.wait and not self.prioritized
+
+    @property
+    def waiting(self) -> int:
+        return len(self.wait) + len(self.prioritized)
+
+    def _pump(self) -> None:
+        while self.active < self.concurrency and (self.wait or self.prioritized):
+            job = self.wait.popleft() if self.wait else heapq.heappop(self.prioritized)[2]
+            self.active += 1
+            self.engine.call_now(self._start, job)
+
+    def _start(self, job: Job) -> None:
+        eng = self.engine
+        sched = job.scheduler
+        proc = Process(job.processor(job), job.name, lambda v, e: self._done(job, v, e))
+        if sched is None:
+            self._emit_started(eng.now, self.name_idx, job.id, job.name_idx, job.due_ms)
+        else:
+            sched._on_start(job.due_ms)
+            proc.lazy = sched._announcer(job.due_ms, proc)
+        eng.start_now(proc)
+
+    def _done(self, job: Job, value: Any, exc: BaseException | None) -> None:
+        eng = self.engine
+        if exc is not None and not isinstance(exc, JobFailed):
+            eng.fail(exc)
+        job.result = value
+        ok = int(exc is None)
+        sched = job.scheduler
+        if sched is None:
+            self._emit_finished(eng.now, self.name_idx, job.id, job.name_idx, ok)
+        else:
+            sched._on_finish(job.due_ms, ok)
+        self.active -= 1
+        self._pump()
+
+
+class JobScheduler:
+    """BullMQ ``upsertJobScheduler(name, {every})`` on a queue (module docstring)."""
+
+    def __init__(
+        self,
+        queue: Queue,
+        name: str,
+        every_ms: Ms,
+        processor: Callable[[Job], Awaitable[Any]],
+        *,
+        index: int,
+        idle_until: IdleHint | None = None,
+    ) -> None:
+        if every_ms <= 0:
+            raise ValueError(f"job scheduler {name}: every must be > 0 ms (got {every_ms})")
+        self.queue = queue
+        self.engine = queue.engine
+        self.name = name
+        self.every_ms = every_ms
+        self.processor = processor
+        self.index = index
+        self.idle_until = idle_until
+        log = self.engine.log
+        self.name_idx = log.name(name)
+        self._emit_idle = log.emitter(IdleIterations)
+        self._emit_started = log.emitter(IterationStarted)
+        self._emit_finished = log.emitter(IterationFinished)
+        self._emit_missed = log.emitter(IterationsMissed)
+        first = self.engine.now
+        self.offset_ms = first % every_ms
+        self.next_due: Ms = first
+        self._idle_first: Ms | None = None
+        self._idle_last: Ms = 0
+        self._idle_count = 0
+        self._announced: set[Ms] = set()
+        self.engine.push_iteration(first, index, self)
+        self.engine.finalizers.append(self.flush_idle)
+
+    async def _due(self) -> None:
+        """The pending iteration is due: elide provably idle iterations, else enqueue it."""
+        eng = self.engine
+        due = self.next_due
+        if eng.elide and self.idle_until is not None and self.queue.can_start_now():
+            work_from = await self.idle_until(eng.now)
+            limit = min(work_from, eng.peek_time(), eng.until_ms + 1)
+            if limit > due:
+                every = self.every_ms
+                n = (limit - due + every - 1) // every
+                self._add_idle(due, due + (n - 1) * every, n)
+                self.next_due = due + n * every
+                eng.push_iteration(self.next_due, self.index, self)
+                return
+        job = Job(
+            -1, self.name, self.name_idx, self.processor, None, None, due, scheduler=self
+        )
+        self.queue._enqueue(job)
+
+    def _on_start(self, due: Ms) -> None:
+        """Create the next iteration when this one starts (BullMQ getJobSchedulerEveryNextMillis)."""
+        now = self.engine.now
+        every = self.every_ms
+        nxt = due + every
+        if nxt < now:
+            nxt = (now // every) * every + every + self.offset_ms
+            missed = (nxt - due) // every - 1
+            self._emit_missed(now, self.name_idx, missed, nxt)
+        self.next_due = nxt
+        self.engine.push_iteration(nxt, self.index, self)
+
+    def _announcer(self, due: Ms, proc: Process) -> Callable[[], None]:
+        def announce() -> None:
+            proc.lazy = None
+            self.engine.log.lazy = None
+            self.flush_idle()
+            self._emit_started(self.engine.now, self.name_idx, due)
+            self._announced.add(due)
+
+        return announce
+
+    def _on_finish(self, due: Ms, ok: int) -> None:
+        if due in self._announced:
+            self._announced.discard(due)
+            self._emit_finished(self.engine.now, self.name_idx, due, ok)
+        elif ok:
+            self._add_idle(due, due, 1)
+        else:
+            # A failure is never idle: announce it so that it shows in the log.
+            self.flush_idle()
+            self._emit_started(self.engine.now, self.name_idx, due)
+            self._emit_finished(self.engine.now, self.name_idx, due, ok)
+
+    def _add_idle(self, first: Ms, last: Ms, n: int) -> None:
+        if self._idle_first is None:
+            self._idle_first = first
+        self._idle_last = last
+        self._idle_count += n
+
+    def flush_idle(self) -> None:
+        """Write the current idle streak, if any."""
+        if self._idle_first is not None:
+            first, last, n = self._idle_first, self._idle_last, self._idle_count
+            self._idle_first, self._idle_count = None, 0
+            self._emit_idle(self.engine.now, self.name_idx, first, last, n)

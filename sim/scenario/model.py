@@ -1,0 +1,48 @@
+"""The validated scenario: the one object the engine and the model are configured from.
+
+Each table of a scenario file is a frozen :class:`Section`; unknown keys are errors. Units are
+converted here, at load: durations become ms (``DurationMs``), instants epoch ms (``InstantMs``).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from sim.scenario.types import DurationMs, InstantMs, Section, UtcOffsetMs
+from sim.units import DEFAULT_EPOCH_MS, HOUR_MS
+
+
+class EngineSection(Section):
+    """``[engine]``: knobs of the simulator itself, not of the system under test."""
+
+    elide_idle_ticks: bool = True
+    """Skip periodic iterations that provably do nothing (the log is identical either way)."""
+
+
+class Scenario(Section):
+    """A whole scenario file."""
+
+    name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")
+    seed: int = Field(default=0, ge=0, lt=2**63)
+    start: InstantMs = DEFAULT_EPOCH_MS
+    duration: DurationMs = Field(gt=0)
+    timezone: UtcOffsetMs = 8 * HOUR_MS
+    """The crawler's local time zone; drives the Saturday/Monday archive targets (§13b.5, Q2)."""
+    profile: Literal["design", "cvsa-2026"] = "design"
+    engine: EngineSection = EngineSection()
+
+    @model_validator(mode="after")
+    def _end_fits(self) -> Scenario:
+        if self.start + self.duration >= 2**62:
+            raise ValueError("start + duration is too far in the future")
+        return self
+
+    @property
+    def start_ms(self) -> int:
+        return self.start
+
+    @property
+    def end_ms(self) -> int:
+        return self.start + self.duration

@@ -1,0 +1,50 @@
+"""Field types shared by every scenario section: durations, instants, offsets, the base model."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, PlainSerializer
+
+from sim.units import (
+    format_duration_ms,
+    parse_duration_ms,
+    parse_instant_ms,
+    parse_utc_offset_ms,
+)
+
+
+class Section(BaseModel):
+    """Base of every scenario table: frozen, unknown keys rejected (a typo is an error)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", validate_default=True)
+
+
+def _duration(value: Any) -> Any:
+    if isinstance(value, str | int | float) and not isinstance(value, bool):
+        return parse_duration_ms(value)
+    return value
+
+
+DurationMs = Annotated[
+    int,
+    BeforeValidator(_duration),
+    PlainSerializer(format_duration_ms, return_type=str, when_used="json"),
+]
+"""A duration written ``"90s"``, ``"5m"``, ``"1.2h"``, ``"7d"`` (or seconds as a number); held in ms."""
+
+
+def _instant(value: Any) -> Any:
+    return parse_instant_ms(value) if isinstance(value, str) else value
+
+
+InstantMs = Annotated[int, BeforeValidator(_instant)]
+"""An ISO 8601 instant with a UTC offset; held as epoch ms."""
+
+
+def _offset(value: Any) -> Any:
+    return parse_utc_offset_ms(value) if isinstance(value, str) else value
+
+
+UtcOffsetMs = Annotated[int, BeforeValidator(_offset)]
+"""A fixed UTC offset written ``"UTC+8"`` or ``"+08:00"``; held in ms."""
