@@ -15,7 +15,7 @@ import re
 from datetime import UTC, datetime, timedelta, timezone
 
 Ms = int
-"""Epoch milliseconds (UTC) for instants; plain milliseconds for durations (names end in ``_ms``)."""
+"""Epoch milliseconds (UTC) for instants; milliseconds for durations (names end in ``_ms``)."""
 
 SECOND_MS: Ms = 1000
 MINUTE_MS: Ms = 60 * SECOND_MS

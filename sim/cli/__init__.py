@@ -6,8 +6,6 @@ error; 99 a threshold or regression failed; 130 interrupted.
 
 from __future__ import annotations
 
-import sys
-
 import click
 
 from sim import __version__
@@ -40,4 +38,4 @@ _register()
 
 def main() -> None:
     """Console-script entry point."""
-    sys.exit(cli.main(standalone_mode=True) or 0)
+    cli.main()

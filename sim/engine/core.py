@@ -23,7 +23,7 @@ import heapq
 import math
 import types
 from collections.abc import Callable, Coroutine, Generator
-from typing import Any
+from typing import Any, Protocol
 
 import trio
 
@@ -73,11 +73,27 @@ def _forward_trap(trap: object) -> Generator[object, object, object]:
     """Yield a process's trio trap from the engine task; return what trio sends back."""
     try:
         return (yield trap)
-    except BaseException as exc:  # noqa: BLE001 - handed to the process, which re-raises it
+    except BaseException as exc:
         return _Thrown(exc)
 
 
 DoneCallback = Callable[[Any, BaseException | None], None]
+
+
+class Iteration(Protocol):
+    """A periodic job as the engine sees it (implemented by ``sim.engine.jobs.JobScheduler``)."""
+
+    index: int
+    next_due: Ms
+
+    async def _due(self) -> None:
+        """The pending iteration is due now: hand it to its queue."""
+
+    async def idle_horizon(self, now: Ms) -> Ms:
+        """The first due time of this job not proven idle by its hint (``next_due`` if none)."""
+
+    def skip_idle_before(self, horizon: Ms) -> None:
+        """Count the iterations due before ``horizon`` as idle and move ``next_due`` past them."""
 
 
 class Process:
@@ -104,6 +120,7 @@ class Engine:
         self.now: Ms = clock.epoch_ms
         self.until_ms: Ms = clock.epoch_ms
         self._heap: list[tuple[Any, ...]] = []
+        self._iters: list[tuple[Ms, int, Iteration]] = []
         self._seq = 0
         self._trap: tuple[Process, object] | None = None
         self._crash: BaseException | None = None
@@ -139,13 +156,42 @@ class Engine:
         self._seq += 1
         heapq.heappush(self._heap, (self.now, PRIORITY_DEFAULT, self._seq, fn, arg))
 
-    def push_iteration(self, t_ms: Ms, key: int, target: Any) -> None:
-        """Queue a periodic-job iteration; ``target._due()`` is awaited at ``t_ms``."""
-        heapq.heappush(self._heap, (t_ms, PRIORITY_ITERATION, key, None, target))
+    def push_iteration(self, t_ms: Ms, key: int, target: Iteration) -> None:
+        """Queue a periodic-job iteration: ``target._due()`` is awaited at ``t_ms``, before other
+        entries of that instant; among iterations, ``key`` (registration order) breaks ties."""
+        heapq.heappush(self._iters, (t_ms, key, target))
 
     def peek_time(self) -> Ms | float:
-        """The time of the next queued entry, or infinity."""
+        """The time of the next queued non-iteration entry, or infinity."""
         return self._heap[0][0] if self._heap else math.inf
+
+    async def _elide_from(self, first: Iteration) -> bool:
+        """Skip every periodic iteration that is provably idle, jointly for all periodic jobs.
+
+        The horizon ``H`` is the first instant at which anything could change state: the next
+        non-iteration entry, or the first iteration of any periodic job that its idle hint does
+        not prove idle. Every iteration due before ``H`` would run against unchanged state, log
+        nothing and schedule nothing, so it is only counted. Returns True if ``first`` was skipped.
+        """
+        due = first.next_due
+        horizon: float = await first.idle_horizon(self.now)
+        if horizon <= due:
+            return False
+        horizon = min(horizon, self.peek_time(), self.until_ms + 1)
+        for _, _, other in self._iters:
+            if horizon <= due:
+                return False
+            horizon = min(horizon, await other.idle_horizon(self.now))
+        if horizon <= due:
+            return False
+        first.skip_idle_before(int(horizon))
+        for _, _, other in self._iters:
+            if other.next_due < horizon:
+                other.skip_idle_before(int(horizon))
+        self._iters = [(it.next_due, key, it) for _, key, it in self._iters]
+        heapq.heapify(self._iters)
+        heapq.heappush(self._iters, (first.next_due, first.index, first))
+        return True
 
     # -- processes ----------------------------------------------------------------------------
     def spawn(
@@ -191,7 +237,7 @@ class Engine:
             log.lazy = None
             self._finish(proc, stop.value, None)
             return
-        except BaseException as exc:  # noqa: BLE001 - routed to on_done or re-raised by run()
+        except BaseException as exc:
             log.lazy = None
             self._finish(proc, None, exc)
             return
@@ -245,21 +291,32 @@ class Engine:
         virtual = clock.is_virtual
         waited_to: Ms = self.now
         count = 0
-        while heap and not self._stop:
-            entry = heap[0]
-            t = entry[0]
-            if t > until_ms:
-                break
-            if not virtual and t > waited_to:
-                await clock.wait_until(t)
-                waited_to = t
-            pop(heap)
-            self.now = t
-            fn = entry[3]
-            if fn is None:
-                await entry[4]._due()
+        while not self._stop:
+            iters = self._iters
+            if iters and (not heap or iters[0][0] <= heap[0][0]):
+                t = iters[0][0]
+                if t > until_ms:
+                    break
+                if not virtual and t > waited_to:
+                    await clock.wait_until(t)
+                    waited_to = t
+                _, _, it = pop(iters)
+                self.now = t
+                if not (self.elide and await self._elide_from(it)):
+                    await it._due()
+            elif heap:
+                entry = heap[0]
+                t = entry[0]
+                if t > until_ms:
+                    break
+                if not virtual and t > waited_to:
+                    await clock.wait_until(t)
+                    waited_to = t
+                pop(heap)
+                self.now = t
+                entry[3](entry[4])
             else:
-                fn(entry[4])
+                break
             while self._trap is not None:
                 proc, trap = self._trap
                 self._trap = None

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import heapq
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,7 +40,7 @@ from sim.events.engine_kinds import (
 from sim.units import Ms
 
 
-class JobFailed(Exception):  # noqa: N818 - BullMQ's word for a processor that throws
+class JobFailed(Exception):
     """Raised by a processor to fail its job (logged as ``ok = 0``). Any other exception is a bug
     in the model and aborts the run."""
 
@@ -52,7 +52,7 @@ class Job:
     id: int
     name: str
     name_idx: int
-    processor: Callable[[Job], Awaitable[Any]]
+    processor: Callable[[Job], Coroutine[Any, Any, Any]]
     data: Any
     priority: int | None
     due_ms: Ms
@@ -83,7 +83,9 @@ class Queue:
 
     def __post_init__(self) -> None:
         if self.concurrency < 1:
-            raise ValueError(f"queue {self.name}: concurrency must be >= 1 (got {self.concurrency})")
+            raise ValueError(
+                f"queue {self.name}: concurrency must be >= 1 (got {self.concurrency})"
+            )
         self.name_idx = self.engine.log.name(self.name)
         self._emit_added = self.engine.log.emitter(JobAdded)
         self._emit_started = self.engine.log.emitter(JobStarted)
@@ -92,7 +94,7 @@ class Queue:
     def add(
         self,
         name: str,
-        processor: Callable[[Job], Awaitable[Any]],
+        processor: Callable[[Job], Coroutine[Any, Any, Any]],
         data: Any = None,
         *,
         priority: int | None = None,
@@ -125,7 +127,7 @@ class Queue:
         self,
         name: str,
         every_ms: Ms,
-        processor: Callable[[Job], Awaitable[Any]],
+        processor: Callable[[Job], Coroutine[Any, Any, Any]],
         *,
         idle_until: IdleHint | None = None,
     ) -> JobScheduler:
@@ -181,7 +183,7 @@ class JobScheduler:
         queue: Queue,
         name: str,
         every_ms: Ms,
-        processor: Callable[[Job], Awaitable[Any]],
+        processor: Callable[[Job], Coroutine[Any, Any, Any]],
         *,
         index: int,
         idle_until: IdleHint | None = None,
@@ -212,26 +214,35 @@ class JobScheduler:
         self.engine.finalizers.append(self.flush_idle)
 
     async def _due(self) -> None:
-        """The pending iteration is due: elide provably idle iterations, else enqueue it."""
-        eng = self.engine
-        due = self.next_due
-        if eng.elide and self.idle_until is not None and self.queue.can_start_now():
-            work_from = await self.idle_until(eng.now)
-            limit = min(work_from, eng.peek_time(), eng.until_ms + 1)
-            if limit > due:
-                every = self.every_ms
-                n = (limit - due + every - 1) // every
-                self._add_idle(due, due + (n - 1) * every, n)
-                self.next_due = due + n * every
-                eng.push_iteration(self.next_due, self.index, self)
-                return
+        """The pending iteration is due: it joins the queue's wait list (no priority, §1.4)."""
         job = Job(
-            -1, self.name, self.name_idx, self.processor, None, None, due, scheduler=self
+            -1, self.name, self.name_idx, self.processor, None, None, self.next_due, scheduler=self
         )
         self.queue._enqueue(job)
 
+    async def idle_horizon(self, now: Ms) -> Ms:
+        """The first slot not proven idle: ``next_due`` unless the hint proves it idle and a
+        worker would take it at once (a busy queue would delay it, which is not idle)."""
+        due = self.next_due
+        if self.idle_until is None or not self.queue.can_start_now():
+            return due
+        work_from = await self.idle_until(now)
+        if work_from <= due:
+            return due
+        every = self.every_ms
+        return due + -(-(work_from - due) // every) * every
+
+    def skip_idle_before(self, horizon: Ms) -> None:
+        """Count the iterations due in ``[next_due, horizon)`` as idle (they start on time)."""
+        due, every = self.next_due, self.every_ms
+        if horizon <= due:
+            return
+        n = -(-(horizon - due) // every)
+        self._add_idle(due, due + (n - 1) * every, n)
+        self.next_due = due + n * every
+
     def _on_start(self, due: Ms) -> None:
-        """Create the next iteration when this one starts (BullMQ getJobSchedulerEveryNextMillis)."""
+        """Create the next iteration as this one starts (getJobSchedulerEveryNextMillis.lua)."""
         now = self.engine.now
         every = self.every_ms
         nxt = due + every

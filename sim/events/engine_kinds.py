@@ -35,7 +35,7 @@ class RunEnded(NamedTuple):
 
 @event(3)
 class JobAdded(NamedTuple):
-    """A job entered ``queue``; it becomes runnable at ``due_ms`` (later than ``t_ms`` if delayed)."""
+    """A job entered ``queue``; it is runnable from ``due_ms`` (later than ``t_ms`` if delayed)."""
 
     seq: int
     t_ms: int
@@ -108,7 +108,7 @@ class IterationsMissed(NamedTuple):
 
 @event(9)
 class IdleIterations(NamedTuple):
-    """``count`` consecutive iterations, due from ``first_due_ms`` to ``last_due_ms``, did nothing.
+    """``iterations`` consecutive iterations, due from ``first_due_ms`` to ``last_due_ms``, did nothing.
 
     Written when the streak ends (the next non-idle iteration, or the end of the run).
     """
@@ -118,4 +118,4 @@ class IdleIterations(NamedTuple):
     scheduler: int
     first_due_ms: int
     last_due_ms: int
-    count: int
+    iterations: int

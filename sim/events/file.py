@@ -39,7 +39,7 @@ class FileSink:
     def open(self, header: bytes) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._fh = open(self.path, "wb")  # noqa: SIM115 - closed in close()
-        body = header[len(MAGIC):]
+        body = header[len(MAGIC) :]
         self._fh.write(MAGIC + _U32.pack(len(body)) + body)
 
     def write(self, chunk: Chunk, raw: bytes) -> None:
@@ -69,6 +69,7 @@ class SavedLog:
         (n,) = _U32.unpack(self._fh.read(4))
         body = self._fh.read(n)
         self.header: dict[str, Any] = json.loads(body)
+        self._names: list[str] = list(self.header["names"])
         self._hash = hashlib.sha256(MAGIC + body)
         self.complete = False
         self.partial: bool | None = None
@@ -85,8 +86,8 @@ class SavedLog:
 
     @property
     def names(self) -> list[str]:
-        names: list[str] = self.header["names"]
-        return names
+        """The name table as far as it has been read (header names plus chunks' new names)."""
+        return self._names
 
     def chunks(self) -> Iterator[Chunk]:
         """Every complete chunk, in order."""
@@ -112,6 +113,10 @@ class SavedLog:
                 raise ValueError(f"{self.path}: corrupted chunk")
             self._hash.update(raw)
             chunk = Chunk.from_bytes(raw, first_seq)
+            for index, text in chunk.new_names:
+                if index != len(self._names):
+                    raise ValueError(f"{self.path}: name table out of order at {index}")
+                self._names.append(text)
             first_seq += chunk.n_events
             yield chunk
 

@@ -25,15 +25,25 @@ FORMAT_VERSION = 1
 CHUNK_EVENTS = 65536
 _CHUNK_HEAD = struct.Struct("<4sIH")
 _TABLE_HEAD = struct.Struct("<HIH")
+_NAME_HEAD = struct.Struct("<IH")
+_U32 = struct.Struct("<I")
 
 
 class Chunk:
     """A contiguous run of events, as one int64 table (rows x columns) per kind."""
 
-    def __init__(self, first_seq: int, n_events: int, tables: dict[int, np.ndarray]) -> None:
+    def __init__(
+        self,
+        first_seq: int,
+        n_events: int,
+        tables: dict[int, np.ndarray],
+        new_names: Sequence[tuple[int, str]] = (),
+    ) -> None:
         self.first_seq = first_seq
         self.n_events = n_events
         self.tables = tables
+        self.new_names = list(new_names)
+        """Names (index, text) added to the name table while this chunk was written."""
 
     def table(self, record_type: type) -> np.ndarray:
         """Rows of one kind (shape ``(n, width)``); an empty table if none in this chunk."""
@@ -68,6 +78,11 @@ class Chunk:
             table = self.tables[code]
             parts.append(_TABLE_HEAD.pack(code, table.shape[0], table.shape[1]))
             parts.append(np.ascontiguousarray(table.T, dtype="<i8").tobytes())
+        parts.append(_U32.pack(len(self.new_names)))
+        for index, text in self.new_names:
+            blob = text.encode()
+            parts.append(_NAME_HEAD.pack(index, len(blob)))
+            parts.append(blob)
         return b"".join(parts)
 
     @classmethod
@@ -84,7 +99,15 @@ class Chunk:
             flat = np.frombuffer(data, dtype="<i8", count=rows * cols, offset=pos)
             tables[code] = flat.reshape(cols, rows).T.astype(np.int64)
             pos += size
-        return cls(first_seq, n_events, tables)
+        (n_names,) = _U32.unpack_from(data, pos)
+        pos += _U32.size
+        names = []
+        for _ in range(n_names):
+            index, length = _NAME_HEAD.unpack_from(data, pos)
+            pos += _NAME_HEAD.size
+            names.append((index, data[pos : pos + length].decode()))
+            pos += length
+        return cls(first_seq, n_events, tables, names)
 
 
 class Sink(Protocol):
@@ -130,6 +153,7 @@ class EventLog:
         self._hash = hashlib.sha256()
         self._opened = False
         self._closed = False
+        self._new_names: list[tuple[int, str]] = []
         self.fingerprint: str | None = None
         # Set by the engine while a lazily announced process runs: called before the next emit.
         self.lazy: Callable[[], None] | None = None
@@ -140,14 +164,18 @@ class EventLog:
         return self._seq
 
     def name(self, text: str) -> int:
-        """The index of ``text`` in the name table, registering it if new (only before open)."""
+        """The index of ``text`` in the name table, registering it if new.
+
+        Names registered before :meth:`open` go into the header; later ones travel in the chunk
+        being written (``Chunk.new_names``), so a reader always knows a name before it is used.
+        """
         idx = self._name_index.get(text)
         if idx is None:
-            if self._opened:
-                raise RuntimeError(f"name {text!r} registered after the log was opened")
             idx = len(self.names)
             self.names.append(text)
             self._name_index[text] = idx
+            if self._opened:
+                self._new_names.append((idx, text))
         return idx
 
     def open(self) -> None:
@@ -195,15 +223,17 @@ class EventLog:
             del buf[:]
         n = self._seq - self._chunk_first
         seqs = np.concatenate([t[:, 0] for t in tables.values()]) if tables else np.empty(0)
-        if len(seqs) != n or (n and not np.array_equal(np.sort(seqs), np.arange(
-                self._chunk_first, self._seq))):
+        if len(seqs) != n or (
+            n and not np.array_equal(np.sort(seqs), np.arange(self._chunk_first, self._seq))
+        ):
             raise RuntimeError("event log corrupted: a record had the wrong number of fields")
-        chunk = Chunk(self._chunk_first, n, dict(sorted(tables.items())))
+        chunk = Chunk(self._chunk_first, n, dict(sorted(tables.items())), self._new_names)
+        self._new_names = []
         self._chunk_first = self._seq
         return chunk
 
     def _flush(self) -> None:
-        if self._seq == self._chunk_first:
+        if self._seq == self._chunk_first and not self._new_names:
             return
         chunk = self._take_chunk()
         raw = chunk.to_bytes()

@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -70,12 +70,15 @@ def locate_keys(text: str) -> dict[str, int]:
             prefix = _unquote_path(m.group(1))
             lines.setdefault(prefix, n)
             continue
-        m = re.match(r"""((?:[A-Za-z0-9_-]+|"[^"]*"|'[^']*')(?:\s*\.\s*(?:[A-Za-z0-9_-]+|"[^"]*"|'[^']*'))*)\s*=""", line)
+        m = re.match(
+            r"""((?:[A-Za-z0-9_-]+|"[^"]*"|'[^']*')(?:\s*\.\s*(?:[A-Za-z0-9_-]+|"[^"]*"|'[^']*'))*)\s*=""",
+            line,
+        )
         if m:
             key = _unquote_path(m.group(1))
             path = f"{prefix}.{key}" if prefix else key
             lines.setdefault(path, n)
-            rest = line[m.end():]
+            rest = line[m.end() :]
             for quote in ('"""', "'''"):
                 if rest.count(quote) == 1:
                     in_multiline = quote
@@ -101,7 +104,7 @@ def _rule(err: Mapping[str, Any]) -> str:
     """An attrs-style rule for one pydantic error ("must be > 0")."""
     kind = err["type"]
     ctx = err.get("ctx") or {}
-    simple = {
+    simple: dict[str, Callable[[], str]] = {
         "greater_than": lambda: f"must be > {ctx['gt']}",
         "greater_than_equal": lambda: f"must be >= {ctx['ge']}",
         "less_than": lambda: f"must be < {ctx['lt']}",
@@ -180,13 +183,15 @@ def _show(value: Any) -> str:
 
 
 def parse_override(spec: str) -> tuple[str, Any]:
-    """``"scheduler.window_cap=3000"`` -> ``("scheduler.window_cap", 3000)``; TOML values, else text."""
+    """``"a.b=3000"`` -> ``("a.b", 3000)``: the value is read as TOML, else taken as text."""
     if "=" not in spec:
         raise ScenarioError([f"--set {spec}: expected key.path=value"])
     key, _, raw = spec.partition("=")
     key = key.strip()
     if not re.fullmatch(r"[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*", key):
-        raise ScenarioError([f"--set {spec}: {key!r} is not a key path such as scheduler.window_cap"])
+        raise ScenarioError(
+            [f"--set {spec}: {key!r} is not a key path such as scheduler.window_cap"]
+        )
     try:
         value = tomli.loads(f"v = {raw.strip()}")["v"]
     except tomli.TOMLDecodeError:

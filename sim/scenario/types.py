@@ -31,7 +31,7 @@ DurationMs = Annotated[
     BeforeValidator(_duration),
     PlainSerializer(format_duration_ms, return_type=str, when_used="json"),
 ]
-"""A duration written ``"90s"``, ``"5m"``, ``"1.2h"``, ``"7d"`` (or seconds as a number); held in ms."""
+"""A duration written ``"90s"``, ``"5m"``, ``"1.2h"``, ``"7d"`` (a number means seconds); in ms."""
 
 
 def _instant(value: Any) -> Any:

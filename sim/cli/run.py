@@ -1,0 +1,81 @@
+"""``sim run``: run one scenario and write its report directory."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from sim.cli.common import load_or_exit, scenario_options
+from sim.cli.progress import Progress
+from sim.runner import run_scenario
+
+
+@click.command()
+@scenario_options
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Report directory [default: reports/<scenario name>/].",
+)
+@click.option(
+    "--save-events",
+    is_flag=True,
+    help="Also save the event log (events.simlog) for `sim plot` and offline analysis.",
+)
+@click.option(
+    "--speed",
+    type=click.FloatRange(min=0, min_open=True),
+    metavar="K",
+    help="Run on the real clock, K times faster than production (default: virtual).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the manifest and metrics as JSON.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress display.")
+def run(
+    scenario_path: Path,
+    seed: int | None,
+    overrides: tuple[str, ...],
+    out_dir: Path | None,
+    save_events: bool,
+    speed: float | None,
+    as_json: bool,
+    quiet: bool,
+) -> None:
+    """Run SCENARIO (a TOML file) and write manifest.json and the report to --out.
+
+    Same scenario and seed give a byte-identical event log (its SHA-256 is in the manifest).
+    Ctrl-C stops early and still writes a valid report marked partial; press it twice to also
+    abandon in-flight I/O.
+    """
+    from sim.scheduler import build_cvsa_model
+
+    scenario = load_or_exit(scenario_path, overrides, seed)
+    out = out_dir or Path("reports") / scenario.name
+    with Progress(
+        scenario.name, scenario.start_ms, scenario.end_ms, enabled=not quiet and not as_json
+    ) as progress:
+        result = run_scenario(
+            scenario,
+            build_cvsa_model,
+            out_dir=out,
+            save_events=save_events,
+            speed=speed,
+            observer=progress.observe,
+            handle_sigint=True,
+        )
+    m = result.manifest
+    if as_json:
+        json.dump({"manifest": m, "metrics": result.metrics}, sys.stdout, indent=2, sort_keys=True)
+        sys.stdout.write("\n")
+    else:
+        state = "PARTIAL (interrupted)" if result.partial else "complete"
+        click.echo(
+            f"{scenario.name}: {state}; simulated {m['simulated_seconds']:,.0f} s in "
+            f"{m['wall_seconds']:,.2f} s (x{m['compression_ratio']:,}); {m['events']:,} events\n"
+            f"event log sha256 {m['event_log_sha256']}\nreport: {out}/"
+        )
+    if result.partial:
+        sys.exit(130)

@@ -1,0 +1,210 @@
+"""Event kinds of the CVSA scheduler model (codes 100-199) and the word tables they use.
+
+Every state change of a schedule row, a window count or a snapshot is one record here (issue 4,
+"Observability"); the reports, plots and invariant checks are reducers over them. Words (types,
+statuses, reasons) are stored as codes of the enums below, whose tables go into every log header.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from sim.events.schema import enum, event
+
+SNAPSHOT_TYPE = enum("snapshot_type", "new", "milestone", "normal", "archive")
+SCHEDULE_STATUS = enum(
+    "schedule_status", "pending", "processing", "completed", "failed", "no_proxy", "bili_error"
+)
+NOT_CREATED = enum(
+    "not_created",
+    "duplicate_active",  # §5 step 3: an active row of the type exists and force is false
+    "milestone_not_earlier",  # §5 step 2: the active milestone row is already as early
+)
+SKIP_REASON = enum(
+    "skip_reason",
+    "aid_processing",  # §7.2: another row of the video is processing
+    "row_gone",  # §9 step 1 / §10.1: cleanup deleted the row before the job ran
+    "bili_status",  # §9 step 2: bilibili_metadata.status != 0 blocks the single path
+)
+WINDOW_CAUSE = enum(
+    "window_cause",
+    "status_change",  # §6.4: a pending row left pending
+    "move",  # §5 step 2: a pending milestone row moved to another window
+    "cleanup",  # design profile: cleanup releases the windows of deleted pending rows
+)
+UPSTREAM_ERROR = enum(
+    "upstream_error",
+    "bili_code",
+    "no_proxy",
+    "fetch_error",
+    "alicloud_error",
+    "timeout",
+    "http_429",
+    "http_5xx",
+)
+NO_WINDOW = -1
+"""``window_ms`` of a creation that reserved nothing (every window full, §6.2 step 4)."""
+
+
+@event(100)
+class ScheduleCreated(NamedTuple):
+    """A schedule row was inserted (§5 step 5). ``probes`` = window-counter round trips of
+    ``adjustSnapshotTime`` (0 for milestone/new, which add +1 without a cap check)."""
+
+    seq: int
+    t_ms: int
+    schedule: int
+    aid: int
+    type: int
+    requested_ms: int
+    due_ms: int
+    window_ms: int
+    probes: int
+    forced: int
+
+
+@event(101)
+class ScheduleNotCreated(NamedTuple):
+    """``scheduleSnapshot`` returned without inserting (``reason``: NOT_CREATED)."""
+
+    seq: int
+    t_ms: int
+    aid: int
+    type: int
+    requested_ms: int
+    reason: int
+
+
+@event(102)
+class ScheduleMoved(NamedTuple):
+    """An active milestone row was moved earlier in one transaction (§5 step 2)."""
+
+    seq: int
+    t_ms: int
+    schedule: int
+    aid: int
+    from_ms: int
+    to_ms: int
+    was_pending: int
+
+
+@event(103)
+class ScheduleDispatched(NamedTuple):
+    """A tick put the row into a snapshot job (``job``) with ``priority`` (§7.2, §8.2)."""
+
+    seq: int
+    t_ms: int
+    schedule: int
+    aid: int
+    type: int
+    due_ms: int
+    job: int
+    priority: int
+
+
+@event(104)
+class ScheduleSkipped(NamedTuple):
+    """A tick or worker passed over the row (``reason``: SKIP_REASON)."""
+
+    seq: int
+    t_ms: int
+    schedule: int
+    aid: int
+    type: int
+    due_ms: int
+    reason: int
+
+
+@event(105)
+class ScheduleFinished(NamedTuple):
+    """A worker set the row's final ``status`` (SCHEDULE_STATUS) after fetching (§9, §10)."""
+
+    seq: int
+    t_ms: int
+    schedule: int
+    aid: int
+    type: int
+    due_ms: int
+    status: int
+
+
+@event(106)
+class ScheduleDeleted(NamedTuple):
+    """``scheduleCleanup`` deleted an overdue pending or processing row (§12)."""
+
+    seq: int
+    t_ms: int
+    schedule: int
+    aid: int
+    type: int
+    due_ms: int
+    status: int
+
+
+@event(107)
+class WindowReleased(NamedTuple):
+    """A window count was decremented (``cause``: WINDOW_CAUSE); ``value`` is the new count."""
+
+    seq: int
+    t_ms: int
+    window_ms: int
+    schedule: int
+    cause: int
+    value: int
+
+
+@event(108)
+class WindowsRebuilt(NamedTuple):
+    """The window-count hash was rebuilt from pending rows over ``[from_ms, to_ms)`` (§6.3)."""
+
+    seq: int
+    t_ms: int
+    from_ms: int
+    to_ms: int
+    windows: int
+    total: int
+
+
+@event(109)
+class SnapshotTaken(NamedTuple):
+    """A view count was read and written (``duplicate`` = 1: unique (aid, t) refused it)."""
+
+    seq: int
+    t_ms: int
+    aid: int
+    schedule: int
+    type: int
+    views: int
+    duplicate: int
+
+
+@event(110)
+class UpstreamFailed(NamedTuple):
+    """An upstream call failed (``kind``: UPSTREAM_ERROR; ``code``: bilibili code if any)."""
+
+    seq: int
+    t_ms: int
+    job: int
+    aids: int
+    kind: int
+    code: int
+
+
+@event(111)
+class VideoDiscovered(NamedTuple):
+    """A new video entered ``bilibili_metadata`` with its first snapshot (§13.1)."""
+
+    seq: int
+    t_ms: int
+    aid: int
+    published_ms: int
+
+
+@event(112)
+class SongClassified(NamedTuple):
+    """The classifier labelled a video a song; it joined ``songs`` (§13.2)."""
+
+    seq: int
+    t_ms: int
+    aid: int
+    published_ms: int

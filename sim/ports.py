@@ -1,0 +1,245 @@
+"""Ports: the small interfaces the scheduler is written against (DEVELOPERS.md, non-negotiable 2).
+
+Each method is one SQL-equivalent query or one Redis command of the deployed code, named after
+what it does; its docstring states the semantics every backend must reproduce, *including* the
+non-atomic parts, because reproducing races is part of the simulator's job (style-anchors R3).
+Backends are adapters in ``sim/backends/`` (one file each), chosen at one composition root
+(:func:`sim.backends.open_backends`); all of them pass the contract suite in ``sim.testing``.
+
+Times are epoch ms (:mod:`sim.units`). Methods are ``async`` so that real backends can do I/O; the
+in-memory backend never suspends, so the coroutine costs well under a microsecond.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Literal, NamedTuple, Protocol
+
+from sim.units import Ms
+
+ScheduleType = Literal["new", "milestone", "normal", "archive"]
+SCHEDULE_TYPES: tuple[ScheduleType, ...] = ("new", "milestone", "normal", "archive")
+
+Status = Literal["pending", "processing", "completed", "failed", "no_proxy", "bili_error"]
+ACTIVE_STATUSES: tuple[Status, ...] = ("pending", "processing")
+"""An "active" schedule is pending or processing (reference, conventions)."""
+
+DueOrder = Literal["started_at", "normal_first"]
+"""``started_at``: ascending due time, then id (the single tick has no ORDER BY in the deployed
+code, reference §7.1 / Q5: the simulator fixes this order and says so). ``normal_first``: normal
+rows, then archive, then started_at, then id (the bulk tick, reference §8.1)."""
+
+
+class ScheduleRow(NamedTuple):
+    """A row of ``snapshot_schedule`` (reference §2.1). ``started_at_ms`` is the *due* time."""
+
+    id: int
+    aid: int
+    type: str
+    status: str
+    started_at_ms: Ms
+    created_at_ms: Ms
+
+
+class Snapshot(NamedTuple):
+    """A row of ``video_snapshot`` (reference §2.2), reduced to what the scheduler reads."""
+
+    aid: int
+    t_ms: Ms
+    views: int
+
+
+class EtaRow(NamedTuple):
+    """A row of ``eta`` (reference §2.4): hours to the next milestone, views/hour."""
+
+    aid: int
+    eta_h: float
+    speed: float
+    current_views: int
+    updated_ms: Ms
+
+
+class ScheduleStore(Protocol):
+    """``snapshot_schedule`` and the queries the scheduler runs on it (reference §2.1, §5-§12)."""
+
+    async def insert_schedule(
+        self, aid: int, type: str, started_at_ms: Ms, created_at_ms: Ms
+    ) -> int:
+        """INSERT a ``pending`` row; return its id (ids count up from 1)."""
+        ...
+
+    async def get_schedule(self, schedule_id: int) -> ScheduleRow | None:
+        """The row, or None if it was deleted."""
+        ...
+
+    async def has_active_schedule(self, aid: int, type: str) -> bool:
+        """Does ``aid`` have a pending or processing row of ``type``?"""
+        ...
+
+    async def latest_active_schedule(self, aid: int, type: str) -> ScheduleRow | None:
+        """The active row of (aid, type) with the latest ``started_at`` (ties: highest id)."""
+        ...
+
+    async def move_schedule(self, schedule_id: int, started_at_ms: Ms) -> ScheduleRow | None:
+        """In one transaction (SELECT ... FOR UPDATE, UPDATE): set ``started_at``; return the row
+        as it was *before* the update, or None if it no longer exists (reference §5 step 2)."""
+        ...
+
+    async def due_schedules(
+        self,
+        *,
+        from_ms: Ms | None,
+        to_ms: Ms,
+        types: Sequence[str],
+        limit: int,
+        order: DueOrder,
+    ) -> list[ScheduleRow]:
+        """Pending rows with ``from_ms <= started_at <= to_ms`` (both inclusive, §19.9; no lower
+        bound when ``from_ms`` is None) and ``type`` in ``types``, in ``order``, up to ``limit``."""
+        ...
+
+    async def has_processing_schedule(self, aid: int) -> bool:
+        """Does any row of ``aid`` (any type) have status ``processing``? (reference §7.2)"""
+        ...
+
+    async def set_schedule_status(self, ids: Sequence[int], status: str) -> list[ScheduleRow]:
+        """Set ``status`` on the rows that exist; return those rows as they were *before*
+        (the caller decrements the windows of rows that left ``pending``, reference §6.4)."""
+        ...
+
+    async def delete_overdue_schedules(self, before_ms: Ms) -> list[ScheduleRow]:
+        """DELETE pending and processing rows with ``started_at < before_ms``; return them in id
+        order (reference §12)."""
+        ...
+
+    async def pending_counts_by_window(self, from_ms: Ms, to_ms: Ms) -> dict[Ms, int]:
+        """Count pending rows per 5-minute window (``started_at_5min_utc``) for windows in
+        ``[from_ms, to_ms)`` (reference §6.3, the window-count refresh)."""
+        ...
+
+    async def earliest_pending_ms(self, types: Sequence[str]) -> Ms | None:
+        """The smallest ``started_at`` of a pending row of one of ``types`` (idle hints)."""
+        ...
+
+    async def earliest_active_ms(self) -> Ms | None:
+        """The smallest ``started_at`` of a pending or processing row (cleanup's idle hint)."""
+        ...
+
+    async def aids_with_active_schedule(self, type: str) -> set[int]:
+        """Every aid with a pending or processing row of ``type`` (dispatcher anti-joins)."""
+        ...
+
+
+class SnapshotStore(Protocol):
+    """``video_snapshot``, ``eta``, ``songs`` and ``bilibili_metadata`` (reference §2.2-§2.7)."""
+
+    async def add_video(self, aid: int, published_ms: Ms) -> None:
+        """INSERT into ``bilibili_metadata`` (status 0) if absent."""
+        ...
+
+    async def add_song(self, aid: int, published_ms: Ms) -> bool:
+        """INSERT into ``songs`` if absent; True if it was added (reference §13.2)."""
+        ...
+
+    async def song_aids(self) -> list[int]:
+        """Every song's aid, ascending."""
+        ...
+
+    async def video_aids(self) -> list[int]:
+        """Every ``bilibili_metadata`` aid, ascending."""
+        ...
+
+    async def song_published_ms(self, aid: int) -> Ms | None:
+        """``songs.published_at`` of ``aid``, or None if it is not a song."""
+        ...
+
+    async def video_status(self, aid: int) -> int:
+        """``bilibili_metadata.status`` (0 when the row is missing, reference §2.6)."""
+        ...
+
+    async def set_video_status(self, aid: int, code: int) -> None:
+        """Record the bilibili error code a snapshot saw (reference §9 step 4)."""
+        ...
+
+    async def insert_snapshot(self, aid: int, t_ms: Ms, views: int) -> bool:
+        """INSERT a snapshot; unique on (aid, t): a duplicate is not stored and returns False
+        (seed 003/004: idempotent writes; the caller logs and counts it)."""
+        ...
+
+    async def latest_snapshot(self, aid: int) -> Snapshot | None:
+        """The snapshot with the latest ``t`` (``latest_video_snapshot``, reference §2.3, Q1)."""
+        ...
+
+    async def closest_snapshot(self, aid: int, t_ms: Ms) -> Snapshot | None:
+        """``findClosestSnapshot``: the closer of the latest at/before and the earliest at/after
+        ``t_ms``; on a tie the earlier one (reference §11.3, §19.7)."""
+        ...
+
+    async def snapshot_before(self, aid: int, t_ms: Ms) -> Snapshot | None:
+        """``findSnapshotBefore``: the latest snapshot with ``t <= t_ms`` (reference §11.3)."""
+        ...
+
+    async def upsert_eta(self, row: EtaRow) -> None:
+        """INSERT ... ON CONFLICT (aid) DO UPDATE (reference §2.4)."""
+        ...
+
+    async def get_eta(self, aid: int) -> EtaRow | None:
+        """The ``eta`` row of ``aid``."""
+        ...
+
+
+class WindowCounter(Protocol):
+    """The Redis hash ``cvsa:snapshot_window_counts``: window start -> count (reference §6).
+
+    Fields are keyed by window start (epoch ms); an absent field reads as 0. Probing leaves
+    zero-valued fields behind (§19.3); :meth:`get_all` returns them too.
+    """
+
+    async def incr(self, window_ms: Ms, delta: int) -> int:
+        """HINCRBY: add ``delta``, return the new value."""
+        ...
+
+    async def get_all(self) -> dict[Ms, int]:
+        """HGETALL, keys as window starts."""
+        ...
+
+    async def replace_all(self, counts: Mapping[Ms, int]) -> None:
+        """DEL, then one HSET per field (the refresh of §6.3). Not atomic: an increment from
+        another client between the DEL and the HSETs is lost or counted twice, as in Redis."""
+        ...
+
+    async def clear(self) -> None:
+        """DEL the hash (the "window counter loss" fault)."""
+        ...
+
+
+class VideoStats(NamedTuple):
+    """What the bilibili API returned for one video (reference §9 step 4, §10.1)."""
+
+    aid: int
+    views: int
+    server_time_ms: Ms
+
+
+class UpstreamError(Exception):
+    """A failed upstream call. ``kind`` is one of: ``bili_code`` (the API body carried a non-zero
+    ``code``), ``no_proxy`` (every proxy rate-limited, reference §14.3), ``fetch_error``,
+    ``alicloud_error``, ``timeout``, ``http_429``, ``http_5xx``."""
+
+    def __init__(self, kind: str, code: int = 0, detail: str = "") -> None:
+        self.kind = kind
+        self.code = code
+        super().__init__(f"{kind}{f' {code}' if code else ''}{f': {detail}' if detail else ''}")
+
+
+class UpstreamApi(Protocol):
+    """bilibili, reached through proxies (reference §14). Raises :class:`UpstreamError`."""
+
+    async def get_video(self, aid: int, now_ms: Ms) -> VideoStats:
+        """``x/web-interface/view?aid=`` for one video (the single path, §9)."""
+        ...
+
+    async def get_videos(self, aids: Sequence[int], now_ms: Ms) -> list[VideoStats]:
+        """The bulk ``medialist/gateway/base/resource/infos`` call (§10.1). Items for videos the
+        API cannot show are omitted (reference Q3: the simulator's choice)."""
+        ...

@@ -1,0 +1,151 @@
+"""The composition root: scenario -> backends -> engine -> model -> run -> manifest.
+
+This is the one place where the pieces are chosen and wired (style-anchors R4): the clock
+(virtual, or scaled real time for ``--speed``), the backends behind the ports, the event-log sinks
+(fingerprint, reducers, optional saved log) and the model. Rules and engine never choose.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import signal
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+import trio
+
+from sim import __version__
+from sim.clock import Clock, ScaledRealClock, VirtualClock, wall_seconds
+from sim.determinism import deterministic_trio
+from sim.engine import Engine
+from sim.events import EventLog, FileSink, Sink
+from sim.metrics import Reducer, ReducerSink, engine_reducers
+from sim.rng import RandomStreams
+from sim.scenario import Scenario, scenario_sha256
+from sim.units import SECOND_MS, format_instant_ms
+
+EVENTS_FILE = "events.simlog"
+MANIFEST_FILE = "manifest.json"
+
+
+class Model(Protocol):
+    """What a model needs to offer the runner (the CVSA scheduler is the main one)."""
+
+    def reducers(self) -> list[Reducer]:
+        """Model-specific metrics, on top of the engine's."""
+
+
+ModelBuilder = Callable[[Scenario, Engine, RandomStreams], Model]
+"""Registers queues, periodic jobs and processes on a fresh engine; returns the model."""
+
+
+@dataclass
+class RunResult:
+    """What a run produced."""
+
+    manifest: dict[str, Any]
+    metrics: dict[str, Any]
+    out_dir: Path | None
+    partial: bool
+    engine: Engine = field(repr=False)
+
+
+def _manifest(
+    scenario: Scenario,
+    engine: Engine,
+    log: EventLog,
+    wall_s: float,
+    speed: float | None,
+) -> dict[str, Any]:
+    simulated_s = (engine.now - scenario.start_ms) / SECOND_MS
+    return {
+        "event_log_sha256": log.fingerprint,
+        "events": log.events,
+        "seed": scenario.seed,
+        "scenario": scenario.name,
+        "scenario_sha256": scenario_sha256(scenario),
+        "profile": scenario.profile,
+        "sim_version": __version__,
+        "start": format_instant_ms(scenario.start_ms, scenario.timezone),
+        "end": format_instant_ms(engine.now, scenario.timezone),
+        "simulated_seconds": simulated_s,
+        "wall_seconds": round(wall_s, 3),
+        "compression_ratio": round(simulated_s / wall_s, 1) if wall_s > 0 else None,
+        "partial": engine.partial,
+        "clock": "virtual" if speed is None else f"real x{speed:g}",
+        "elide_idle_ticks": engine.elide,
+        "engine_entries": engine.processed,
+        "versions": {
+            "python": platform.python_version(),
+            "trio": trio.__version__,
+            "numpy": np.__version__,
+        },
+    }
+
+
+def run_scenario(
+    scenario: Scenario,
+    build_model: ModelBuilder,
+    *,
+    out_dir: Path | None = None,
+    save_events: bool = False,
+    speed: float | None = None,
+    observer: Callable[[int], None] | None = None,
+    handle_sigint: bool = False,
+    extra_sinks: Sequence[Sink] = (),
+) -> RunResult:
+    """Run ``scenario`` with ``build_model`` and write ``manifest.json`` (and the saved log) into
+    ``out_dir`` when given. Ctrl-C (with ``handle_sigint``) stops the run cleanly: the log is
+    closed and the manifest says ``"partial": true``; a second Ctrl-C cancels outstanding I/O."""
+    clock: Clock = (
+        VirtualClock(scenario.start_ms)
+        if speed is None
+        else ScaledRealClock(scenario.start_ms, speed)
+    )
+    streams = RandomStreams(scenario.seed)
+    reducer_sink = ReducerSink(engine_reducers())
+    sinks: list[Sink] = [reducer_sink, *extra_sinks]
+    if out_dir is not None and save_events:
+        sinks.append(FileSink(out_dir / EVENTS_FILE))
+    log = EventLog(sinks)
+    engine = Engine(
+        clock=clock, log=log, seed=scenario.seed, elide=scenario.engine.elide_idle_ticks
+    )
+    engine.observer = observer
+    model = build_model(scenario, engine, streams)
+    reducer_sink.reducers.extend(model.reducers())
+    log.open()
+
+    async def main() -> None:
+        async with trio.open_nursery() as nursery:
+            if handle_sigint:
+                nursery.start_soon(_watch_sigint, engine, nursery.cancel_scope)
+            await engine.run(scenario.end_ms)
+            nursery.cancel_scope.cancel()
+
+    started = wall_seconds()
+    with deterministic_trio(scenario.seed):
+        trio.run(main)
+    wall = wall_seconds() - started
+    manifest = _manifest(scenario, engine, log, wall, speed)
+    metrics = reducer_sink.result()
+    if out_dir is not None:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        (out_dir / MANIFEST_FILE).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+    return RunResult(manifest, metrics, out_dir, engine.partial, engine)
+
+
+async def _watch_sigint(engine: Engine, scope: trio.CancelScope) -> None:
+    """First Ctrl-C: finish the current event and stop; second: cancel in-flight I/O too."""
+    with trio.open_signal_receiver(signal.SIGINT) as signals:
+        presses = 0
+        async for _ in signals:
+            presses += 1
+            engine.stop()
+            if presses >= 2:
+                scope.cancel()
+                return

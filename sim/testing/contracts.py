@@ -1,0 +1,258 @@
+"""The contract every backend must pass (trio's ``check_*_stream`` idea, style-anchors R5).
+
+Each check is an ``async`` function taking a fresh, empty port instance; ``CHECKS`` lists them by
+port. ``tests/contracts/`` runs every check against every backend: memory, SQLite, fakeredis, and
+PostgreSQL and Redis when reachable. A backend that fails one is a bug, however convenient.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from sim.ports import EtaRow, ScheduleRow, ScheduleStore, Snapshot, SnapshotStore, WindowCounter
+from sim.units import MINUTE_MS, SECOND_MS, WINDOW_MS
+
+T0 = 1_924_992_000_000  # 2031-01-01T00:00:00Z, a window boundary
+
+
+class ContractError(AssertionError):
+    """A backend broke the port contract."""
+
+
+def expect(actual: Any, wanted: Any, what: str) -> None:
+    if actual != wanted:
+        raise ContractError(f"{what}: expected {wanted!r}, got {actual!r}")
+
+
+# -- schedule store -------------------------------------------------------------------------
+async def schedule_insert_and_get(s: ScheduleStore) -> None:
+    a = await s.insert_schedule(7, "normal", T0 + 5, T0)
+    b = await s.insert_schedule(7, "milestone", T0 + 9, T0 + 1)
+    expect(b, a + 1, "ids count up by one")
+    expect(await s.get_schedule(a), ScheduleRow(a, 7, "normal", "pending", T0 + 5, T0), "row")
+    expect(await s.get_schedule(b + 100), None, "missing row")
+
+
+async def schedule_active_checks(s: ScheduleStore) -> None:
+    a = await s.insert_schedule(1, "milestone", T0 + 100, T0)
+    b = await s.insert_schedule(1, "milestone", T0 + 300, T0)
+    await s.insert_schedule(1, "normal", T0 + 200, T0)
+    expect(await s.has_active_schedule(1, "milestone"), True, "pending is active")
+    expect(await s.has_active_schedule(1, "new"), False, "other type")
+    expect(await s.has_active_schedule(2, "milestone"), False, "other aid")
+    latest = await s.latest_active_schedule(1, "milestone")
+    expect(latest and latest.id, b, "latest active by started_at")
+    await s.set_schedule_status([b], "processing")
+    latest = await s.latest_active_schedule(1, "milestone")
+    expect(latest and latest.id, b, "processing rows are active too")
+    await s.set_schedule_status([b], "completed")
+    latest = await s.latest_active_schedule(1, "milestone")
+    expect(latest and latest.id, a, "completed rows are not active")
+    await s.set_schedule_status([a], "failed")
+    expect(await s.has_active_schedule(1, "milestone"), False, "all terminal")
+    expect(await s.latest_active_schedule(1, "milestone"), None, "no active row")
+    expect(await s.aids_with_active_schedule("normal"), {1}, "aids with active normal")
+    expect(await s.aids_with_active_schedule("milestone"), set(), "aids with active milestone")
+
+
+async def schedule_latest_active_tie(s: ScheduleStore) -> None:
+    await s.insert_schedule(3, "milestone", T0 + 50, T0)
+    b = await s.insert_schedule(3, "milestone", T0 + 50, T0)
+    latest = await s.latest_active_schedule(3, "milestone")
+    expect(latest and latest.id, b, "equal started_at: the highest id")
+
+
+async def schedule_move(s: ScheduleStore) -> None:
+    a = await s.insert_schedule(4, "milestone", T0 + 10 * MINUTE_MS, T0)
+    before = await s.move_schedule(a, T0 + MINUTE_MS)
+    expect(before, ScheduleRow(a, 4, "milestone", "pending", T0 + 10 * MINUTE_MS, T0), "old row")
+    row = await s.get_schedule(a)
+    expect(row and row.started_at_ms, T0 + MINUTE_MS, "moved")
+    due = await s.due_schedules(
+        from_ms=None, to_ms=T0 + MINUTE_MS, types=["milestone"], limit=10, order="started_at"
+    )
+    expect([r.id for r in due], [a], "moved row is due at its new time")
+    counts = await s.pending_counts_by_window(T0, T0 + 3600 * SECOND_MS)
+    expect(counts, {T0: 1}, "window counts follow the move")
+    expect(await s.move_schedule(a + 99, T0), None, "moving a missing row")
+
+
+async def schedule_due_bounds_and_order(s: ScheduleStore) -> None:
+    ids: dict[str, int] = {}
+    for name, type, t in [
+        ("m1", "milestone", T0 + 1000),
+        ("n1", "new", T0 + 1000),
+        ("m0", "milestone", T0),
+        ("a1", "archive", T0 + 500),
+        ("x", "normal", T0 + 500),
+        ("late", "milestone", T0 + 1001),
+        ("early", "milestone", T0 - 60_001),
+    ]:
+        ids[name] = await s.insert_schedule(len(ids), type, t, T0 - 100_000)
+    due = await s.due_schedules(
+        from_ms=T0 - 60_000,
+        to_ms=T0 + 1000,
+        types=["milestone", "new"],
+        limit=10,
+        order="started_at",
+    )
+    expect([r.id for r in due], [ids["m0"], ids["m1"], ids["n1"]], "inclusive bounds, order")
+    due = await s.due_schedules(
+        from_ms=None,
+        to_ms=T0 + 1000,
+        types=["milestone", "new", "archive"],
+        limit=2,
+        order="started_at",
+    )
+    expect([r.id for r in due], [ids["early"], ids["m0"]], "no lower bound, limit")
+    due = await s.due_schedules(
+        from_ms=T0 - 1,
+        to_ms=T0 + 2000,
+        types=["normal", "archive"],
+        limit=10,
+        order="normal_first",
+    )
+    expect([r.id for r in due], [ids["x"], ids["a1"]], "normal first, then archive")
+    await s.set_schedule_status([ids["m0"]], "processing")
+    due = await s.due_schedules(
+        from_ms=None, to_ms=T0 + 1000, types=["milestone"], limit=10, order="started_at"
+    )
+    expect([r.id for r in due], [ids["early"], ids["m1"]], "only pending rows are due")
+
+
+async def schedule_processing_any_type(s: ScheduleStore) -> None:
+    a = await s.insert_schedule(5, "normal", T0, T0)
+    expect(await s.has_processing_schedule(5), False, "pending is not processing")
+    await s.set_schedule_status([a], "processing")
+    expect(await s.has_processing_schedule(5), True, "any type counts")
+    await s.set_schedule_status([a], "completed")
+    expect(await s.has_processing_schedule(5), False, "after completion")
+
+
+async def schedule_set_status_returns_before(s: ScheduleStore) -> None:
+    a = await s.insert_schedule(6, "normal", T0, T0)
+    b = await s.insert_schedule(6, "archive", T0, T0)
+    before = await s.set_schedule_status([b, a, 999], "processing")
+    expect([(r.id, r.status) for r in before], [(b, "pending"), (a, "pending")], "rows before")
+    before = await s.set_schedule_status([a], "completed")
+    expect([r.status for r in before], ["processing"], "second transition")
+
+
+async def schedule_delete_overdue(s: ScheduleStore) -> None:
+    old_p = await s.insert_schedule(1, "normal", T0 - 3 * MINUTE_MS, T0)
+    old_x = await s.insert_schedule(2, "new", T0 - 5 * MINUTE_MS, T0)
+    edge = await s.insert_schedule(3, "new", T0 - 2 * MINUTE_MS, T0)
+    done = await s.insert_schedule(4, "new", T0 - 9 * MINUTE_MS, T0)
+    fresh = await s.insert_schedule(5, "new", T0, T0)
+    await s.set_schedule_status([old_x], "processing")
+    await s.set_schedule_status([done], "completed")
+    gone = await s.delete_overdue_schedules(T0 - 2 * MINUTE_MS)
+    expect([r.id for r in gone], [old_p, old_x], "strictly before, active only, id order")
+    expect(await s.get_schedule(old_p), None, "deleted")
+    expect((await s.get_schedule(edge)) is not None, True, "started_at == bound survives")
+    expect((await s.get_schedule(done)) is not None, True, "terminal rows are never deleted")
+    expect((await s.get_schedule(fresh)) is not None, True, "future rows survive")
+    expect(await s.has_processing_schedule(2), False, "deleted processing row")
+    expect(await s.earliest_active_ms(), T0 - 2 * MINUTE_MS, "earliest active after delete")
+
+
+async def schedule_window_counts(s: ScheduleStore) -> None:
+    await s.insert_schedule(1, "normal", T0 + 1, T0)
+    await s.insert_schedule(2, "normal", T0 + WINDOW_MS - 1, T0)
+    await s.insert_schedule(3, "archive", T0 + WINDOW_MS, T0)
+    c = await s.insert_schedule(4, "new", T0 + 2 * WINDOW_MS, T0)
+    await s.insert_schedule(5, "new", T0 + 3 * WINDOW_MS, T0)
+    await s.set_schedule_status([c], "processing")
+    counts = await s.pending_counts_by_window(T0, T0 + 3 * WINDOW_MS)
+    expect(counts, {T0: 2, T0 + WINDOW_MS: 1}, "pending per window in [from, to)")
+    expect(await s.earliest_pending_ms(["archive", "new"]), T0 + WINDOW_MS, "earliest pending")
+    expect(await s.earliest_pending_ms(["milestone"]), None, "none pending")
+
+
+# -- snapshot store ---------------------------------------------------------------------------
+async def snapshot_latest_closest_before(s: SnapshotStore) -> None:
+    expect(await s.latest_snapshot(9), None, "no snapshots")
+    expect(await s.closest_snapshot(9, T0), None, "no snapshots")
+    for dt, views in [(0, 100), (60_000, 160), (180_000, 400)]:
+        expect(await s.insert_snapshot(9, T0 + dt, views), True, "insert")
+    expect(await s.latest_snapshot(9), Snapshot(9, T0 + 180_000, 400), "latest")
+    expect(await s.snapshot_before(9, T0 + 59_999), Snapshot(9, T0, 100), "before")
+    expect(await s.snapshot_before(9, T0 + 60_000), Snapshot(9, T0 + 60_000, 160), "at == before")
+    expect(await s.snapshot_before(9, T0 - 1), None, "nothing before")
+    expect(await s.closest_snapshot(9, T0 + 100_000), Snapshot(9, T0 + 60_000, 160), "closest")
+    expect(await s.closest_snapshot(9, T0 + 120_000), Snapshot(9, T0 + 60_000, 160), "tie: earlier")
+    expect(await s.closest_snapshot(9, T0 - 5), Snapshot(9, T0, 100), "before the first")
+    expect(await s.closest_snapshot(9, T0 + 10**9), Snapshot(9, T0 + 180_000, 400), "after last")
+
+
+async def snapshot_unique(s: SnapshotStore) -> None:
+    expect(await s.insert_snapshot(1, T0 + 10, 5), True, "first")
+    expect(await s.insert_snapshot(1, T0 + 10, 6), False, "duplicate (aid, t) is refused")
+    expect(await s.insert_snapshot(1, T0 + 5, 4), True, "an earlier instant is fine")
+    expect(await s.latest_snapshot(1), Snapshot(1, T0 + 10, 5), "duplicate did not overwrite")
+    expect(await s.snapshot_before(1, T0 + 9), Snapshot(1, T0 + 5, 4), "kept in time order")
+
+
+async def snapshot_catalog(s: SnapshotStore) -> None:
+    await s.add_video(30, T0 - 1000)
+    await s.add_video(10, T0 - 2000)
+    await s.add_video(10, T0)  # already there: unchanged
+    expect(await s.add_song(10, T0 - 2000), True, "new song")
+    expect(await s.add_song(10, T0 - 2000), False, "already a song")
+    expect(await s.video_aids(), [10, 30], "videos ascending")
+    expect(await s.song_aids(), [10], "songs")
+    expect(await s.song_published_ms(10), T0 - 2000, "published")
+    expect(await s.song_published_ms(30), None, "not a song")
+    expect(await s.video_status(30), 0, "status defaults to 0")
+    await s.set_video_status(30, -404)
+    expect(await s.video_status(30), -404, "status set")
+    expect(await s.video_status(77), 0, "missing video reads 0")
+
+
+async def snapshot_eta(s: SnapshotStore) -> None:
+    expect(await s.get_eta(1), None, "no eta")
+    await s.upsert_eta(EtaRow(1, 12.5, 40.0, 99_500, T0))
+    await s.upsert_eta(EtaRow(1, 2.0, 250.0, 99_500, T0 + 1))
+    expect(await s.get_eta(1), EtaRow(1, 2.0, 250.0, 99_500, T0 + 1), "upsert replaces")
+
+
+# -- window counter -------------------------------------------------------------------------
+async def counter_incr(c: WindowCounter) -> None:
+    expect(await c.incr(T0, 1), 1, "absent field reads 0")
+    expect(await c.incr(T0, 1), 2, "increments")
+    expect(await c.incr(T0 + WINDOW_MS, 1), 1, "separate field")
+    expect(await c.incr(T0 + WINDOW_MS, -1), 0, "undo")
+    expect(await c.get_all(), {T0: 2, T0 + WINDOW_MS: 0}, "zero fields stay (§19.3)")
+    expect(await c.incr(T0 + 2 * WINDOW_MS, -1), -1, "counts may go negative")
+
+
+async def counter_replace_and_clear(c: WindowCounter) -> None:
+    await c.incr(T0, 5)
+    await c.replace_all({T0 + WINDOW_MS: 3, T0 + 2 * WINDOW_MS: 1})
+    expect(await c.get_all(), {T0 + WINDOW_MS: 3, T0 + 2 * WINDOW_MS: 1}, "replaced")
+    await c.clear()
+    expect(await c.get_all(), {}, "cleared")
+    expect(await c.incr(T0 + WINDOW_MS, 1), 1, "after clear")
+
+
+CHECKS: dict[str, list[Callable[[Any], Awaitable[None]]]] = {
+    "schedule_store": [
+        schedule_insert_and_get,
+        schedule_active_checks,
+        schedule_latest_active_tie,
+        schedule_move,
+        schedule_due_bounds_and_order,
+        schedule_processing_any_type,
+        schedule_set_status_returns_before,
+        schedule_delete_overdue,
+        schedule_window_counts,
+    ],
+    "snapshot_store": [
+        snapshot_latest_closest_before,
+        snapshot_unique,
+        snapshot_catalog,
+        snapshot_eta,
+    ],
+    "window_counter": [counter_incr, counter_replace_and_clear],
+}
