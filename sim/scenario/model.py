@@ -10,6 +10,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
+from sim.scenario.switches import SwitchOverrides
 from sim.scenario.types import DurationMs, InstantMs, Section, UtcOffsetMs
 from sim.units import DEFAULT_EPOCH_MS, HOUR_MS
 
@@ -31,6 +32,8 @@ class Scenario(Section):
     timezone: UtcOffsetMs = 8 * HOUR_MS
     """The crawler's local time zone; drives the Saturday/Monday archive targets (§13b.5, Q2)."""
     profile: Literal["design", "cvsa-2026"] = "design"
+    switches: SwitchOverrides = SwitchOverrides()
+    """Per-switch overrides of the profile (sim.cvsa.profile; docs/profiles.md)."""
     engine: EngineSection = EngineSection()
 
     @model_validator(mode="after")

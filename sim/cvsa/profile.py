@@ -1,0 +1,419 @@
+"""Profiles: every behaviour on which the design note and the deployed CVSA code differ.
+
+A :class:`Switches` value decides each difference; the rules and jobs read it, never the profile
+name. Two profiles are named (style-anchors R8: "faithful" versus "fixed" is a scenario choice):
+
+* ``design`` (:data:`DESIGN`): the design note (seed 000) where it speaks; **where the note is
+  silent, the deployed code**. Each such value is marked "note silent" below and in the docs.
+* ``cvsa-2026`` (:data:`CVSA_2026`): the deployed code at 421da02, bugs included (reference §16,
+  §19).
+
+A scenario picks a profile and may override single switches in its ``[switches]`` table
+(:class:`~sim.scenario.switches.SwitchOverrides`); :func:`resolve` combines the two.
+``docs/profiles.md`` is generated from this module by :func:`render_markdown`
+(``python -m sim.cvsa.profile docs/profiles.md``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final, Literal
+
+from sim.cvsa.constants import CONSTANTS
+from sim.scenario.switches import NONE_WORDS, SwitchOverrides
+from sim.units import format_duration_ms
+
+RetryPolicy = Literal["backoff", "cvsa"]
+
+
+def _meta(doc: str, cite: str, basis: str) -> dict[str, str]:
+    """Field metadata: what the switch changes, where it is specified, why design has its value."""
+    return {"doc": doc, "cite": cite, "basis": basis}
+
+
+NOTE = "note"
+SILENT = "note silent: deployed"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Switches:
+    """One value per design-vs-deployed difference (reference §16); see ``docs/profiles.md``."""
+
+    # --- adjustSnapshotTime (§6) ---
+    window_cap: int = field(
+        metadata=_meta(
+            "max rows per 5-min window that adjustSnapshotTime reserves",
+            "seed 000; reference §6.2, §16.9",
+            "note: 不超过1000",
+        )
+    )
+    forward_search_windows: int = field(
+        metadata=_meta(
+            "windows probed forward from the target's window (4032 = 14 d; 2880 = the "
+            "note's literal '10 days')",
+            "seed 000; reference §6.2, §16.9, §19.4",
+            "note: its count 4032 (its '10天' would be 2880)",
+        )
+    )
+    backward_search_windows: int = field(
+        metadata=_meta(
+            "fallback windows re-probed backwards after a failed forward search (offsets 0, "
+            "-1, ...)",
+            "seed 000; reference §6.2, §19.4",
+            "note: for i = 0 to 5",
+        )
+    )
+    fallback_bare_window_start: bool = field(
+        metadata=_meta(
+            "the fallback returns the bare window start (no jitter, may be in the past) instead of "
+            "jitter and never-before-now",
+            "reference §6.2 step 3, §16.9, §19.4",
+            "note: 同上逻辑",
+        )
+    )
+    window_refresh_every_ms: int | None = field(
+        metadata=_meta(
+            "period of the window-count rebuild from pending rows (never = only at start-up and on "
+            "demand)",
+            "reference §6.3",
+            "issue text (the note describes no refresh)",
+        )
+    )
+    cleanup_decrements: bool = field(
+        metadata=_meta(
+            "cleanup decrements the windows of the pending rows it deletes",
+            "seed 000; reference §6.4, §12, §16.11",
+            "issue text (the note is silent)",
+        )
+    )
+    # --- ticks (§7, §8) ---
+    single_tick_lookback_ms: int | None = field(
+        metadata=_meta(
+            "snapshotTick skips rows due longer ago than this (unbounded: all due rows)",
+            "seed 000; reference §7.1, §16.1",
+            "note: 未来1秒内到期 (no lower bound)",
+        )
+    )
+    single_tick_takes_archive: bool = field(
+        metadata=_meta(
+            "snapshotTick (type != normal) also takes archive rows",
+            "reference §7.1, §16.1, §19.9",
+            "note: archive is scanned by bulkSnapshotTick (类型概览)",
+        )
+    )
+    archive_bulk_priority: int = field(
+        metadata=_meta(
+            "BullMQ priority of a bulk job holding archive rows (normal is 3 in both)",
+            "seed 000; reference §8.2, §16.2",
+            "note: archive=2",
+        )
+    )
+    bulk_tick_lookback_ms: int | None = field(
+        metadata=_meta(
+            "bulkSnapshotTick skips rows due longer ago than this (unbounded: all due rows)",
+            "reference §8.1, §16.3",
+            "note: no lower bound",
+        )
+    )
+    bulk_batch_size: int = field(
+        metadata=_meta(
+            "aids per bulkSnapshotVideo job (one API call)", "reference §8.2, §16.3, §16.14", SILENT
+        )
+    )
+    bulk_aids_as_ids_bug: bool = field(
+        metadata=_meta(
+            "the bulk tick passes aids as schedule ids: batch rows stay pending (re-enqueued every "
+            "tick) and rows whose id equals an aid become processing",
+            "reference §8.3, §16.3, Q4",
+            "issue text (a bug)",
+        )
+    )
+    # --- new rows (§9, §13) ---
+    new_successors_forced: bool = field(
+        metadata=_meta(
+            "each new continuation is forced, so the 4 initial rows become 4 parallel chains "
+            "(design: only the initial rows are forced; a continuation is dropped while another "
+            "new row is active)",
+            "reference §9 step 5, §13.3, §16.4",
+            "issue text (the 4 initial rows must be forced for the note's list to work)",
+        )
+    )
+    new_speed_floor_after_ms: int = field(
+        metadata=_meta(
+            "the 10 views/h floor of the new continuation applies only once the video is older "
+            "than this",
+            "seed 000; reference §9 step 5, §16.4",
+            "note: 速度 > 10/小时 always",
+        )
+    )
+    collect_songs_fallback: bool = field(
+        metadata=_meta(
+            "collectSongs adds a +10 min new row for label != 0 videos missing from songs",
+            "reference §13.2, §16.4",
+            SILENT,
+        )
+    )
+    # --- milestones (§5, §9, §11) ---
+    piecewise_factor: bool = field(
+        metadata=_meta(
+            "acceleration factor is piecewise (above 455 views to go: log10(x + 1), no +0.601)",
+            "seed 000; reference §11.4, §16.6",
+            "note: one formula",
+        )
+    )
+    wide_milestone_candidates: bool = field(
+        metadata=_meta(
+            "milestone candidates add set A (songs in [60k, 100k), [900k, 1M) or above 1M)",
+            "seed 000; reference §11.1, §16.5",
+            "note: near a milestone or ETA < 2300 h",
+        )
+    )
+    milestone_reeta_clamped: bool = field(
+        metadata=_meta(
+            "the re-ETA after a milestone snapshot uses the dispatcher's [2 s, 1.2 h] clamp "
+            "(deployed: unclamped, up to 144 h)",
+            "seed 000; reference §9 step 7, §16.7",
+            "note: 重新计算ETA并调度下一次, read as the dispatcher's rule",
+        )
+    )
+    milestone_move_processing: bool = field(
+        metadata=_meta(
+            "an earlier milestone target moves the latest active row even when it is processing "
+            "(design: the latest pending row)",
+            "seed 000; reference §5 step 2, §19.11",
+            "note: 已有同类型待处理调度",
+        )
+    )
+    # --- regular rows (§10, §11) ---
+    regular_target_from_last_snapshot: bool = field(
+        metadata=_meta(
+            "the regular dispatcher targets last snapshot + interval clamped to >= now + 1 ms "
+            "(design: now + interval)",
+            "reference §11.7, §16.8",
+            "issue text (the note gives only the interval)",
+        )
+    )
+    bulk_reschedules_normal: bool = field(
+        metadata=_meta(
+            "every bulk success reschedules normal rows at now + interval (design: the 30-min "
+            "dispatcher does)",
+            "reference §10.3, §16.8",
+            "note: normal 调度来源 = dispatchRegularSnapshots",
+        )
+    )
+    dispatch_time_caps: bool = field(
+        metadata=_meta(
+            "the regular (25 min) and archive (30 min) dispatchers stop when a run lasts longer",
+            "reference §11.7, §13b.4, §16.8, §16.10",
+            "issue text (the note names no cap)",
+        )
+    )
+    # --- archive (§13b) ---
+    archive_keeps_time_of_day: bool = field(
+        metadata=_meta(
+            "archive targets keep the time of day (design: next Saturday 00:00; non-songs "
+            "from next Monday 00:00)",
+            "seed 000; reference §13b.2, §16.10",
+            "note: 下周六 / 下周一 (dates; 00:00 as before 87d9066)",
+        )
+    )
+    bulk_failure_archive_to_normal: bool = field(
+        metadata=_meta(
+            "a failed or proxy-less bulk batch re-queues its archive rows as normal",
+            "reference §4, §10.2, §10.4, §16.10",
+            "note: normal rows are for songs (在songs表中)",
+        )
+    )
+    # --- errors and retries (§9, §10) ---
+    bili_error_blocks_aid: bool = field(
+        metadata=_meta(
+            "a bilibili error code blocks every later single-path snapshot of the aid (rows stay "
+            "processing until cleanup)",
+            "reference §9 step 2, §16.12",
+            SILENT,
+        )
+    )
+    retry_policy: RetryPolicy = field(
+        metadata=_meta(
+            "backoff: seed 004 exponential backoff with jitter; cvsa: the deployed retry table",
+            "seed 004; reference §9, §10.2-10.4, §16.13, §17",
+            "issue text: seed 004",
+        )
+    )
+
+
+DESIGN: Final = Switches(
+    window_cap=1000,  # seed 000: 每个5分钟时间窗口内不超过1000个快照
+    # The note says "10天（4032个窗口）"; 4032 windows are 14 days. The issue fixes the count.
+    forward_search_windows=4032,
+    backward_search_windows=6,  # seed 000: for i = 0 to 5
+    fallback_bare_window_start=False,  # seed 000: the fallback loop is "同上逻辑"
+    window_refresh_every_ms=None,  # the note has no refresh: rebuild at start-up/on demand only
+    cleanup_decrements=True,  # issue text: design decrements the windows of deleted pending rows
+    single_tick_lookback_ms=None,  # seed 000: "started_at 在未来1秒内到期" has no lower bound
+    single_tick_takes_archive=False,  # seed 000: snapshotTick handles milestone and new
+    archive_bulk_priority=2,  # seed 000: normal=3, archive=2
+    bulk_tick_lookback_ms=None,  # seed 000 gives no lower bound
+    bulk_batch_size=30,  # note silent: deployed (reference §8.2)
+    bulk_aids_as_ids_bug=False,
+    new_successors_forced=False,  # initial 4 rows forced, continuations not (one chain)
+    new_speed_floor_after_ms=0,  # seed 000: 速度 > 10/小时, from the first snapshot
+    collect_songs_fallback=True,  # note silent: deployed (reference §13.2)
+    piecewise_factor=False,  # seed 000: log(4.5 / log(x + 100), 1.054) + 0.601
+    wide_milestone_candidates=False,  # seed 000: near a milestone or ETA < 2300 h
+    milestone_reeta_clamped=True,  # seed 000: re-ETA "重新计算ETA并调度下一次", same clamp
+    milestone_move_processing=False,  # seed 000: "已有同类型待处理调度"
+    regular_target_from_last_snapshot=False,
+    bulk_reschedules_normal=False,  # seed 000: normal rows come from dispatchRegularSnapshots
+    dispatch_time_caps=False,
+    archive_keeps_time_of_day=False,  # seed 000: 下周六 / 下周一到再下周一
+    bulk_failure_archive_to_normal=False,
+    bili_error_blocks_aid=True,  # note silent: deployed (reference §9 step 2)
+    retry_policy="backoff",  # seed 004
+)
+"""The ``design`` profile: seed 000, and the deployed code where the note is silent."""
+
+CVSA_2026: Final = Switches(
+    window_cap=3000,
+    forward_search_windows=4032,
+    backward_search_windows=6,
+    fallback_bare_window_start=True,
+    window_refresh_every_ms=300_000,
+    cleanup_decrements=False,
+    single_tick_lookback_ms=60_000,
+    single_tick_takes_archive=True,
+    archive_bulk_priority=3,
+    bulk_tick_lookback_ms=120_000,
+    bulk_batch_size=30,
+    bulk_aids_as_ids_bug=True,
+    new_successors_forced=True,
+    new_speed_floor_after_ms=7_200_000,
+    collect_songs_fallback=True,
+    piecewise_factor=True,
+    wide_milestone_candidates=True,
+    milestone_reeta_clamped=False,
+    milestone_move_processing=True,
+    regular_target_from_last_snapshot=True,
+    bulk_reschedules_normal=True,
+    dispatch_time_caps=True,
+    archive_keeps_time_of_day=True,
+    bulk_failure_archive_to_normal=True,
+    bili_error_blocks_aid=True,
+    retry_policy="cvsa",
+)
+"""The ``cvsa-2026`` profile: the deployed code at 421da02 (reference §16, §19)."""
+
+PROFILES: Final[Mapping[str, Switches]] = {"design": DESIGN, "cvsa-2026": CVSA_2026}
+
+SWITCH_NAMES: Final = tuple(f.name for f in dataclasses.fields(Switches))
+
+
+class UnknownSwitch(ValueError):
+    """An override names no switch, or a profile name is unknown (the user's input)."""
+
+
+def resolve(profile_name: str, overrides: Mapping[str, object]) -> Switches:
+    """The switches of ``profile_name`` with ``overrides`` applied (reference §16).
+
+    Args:
+        profile_name: ``"design"`` or ``"cvsa-2026"``.
+        overrides: switch name to value, as a scenario's ``[switches]`` table gives them
+            (``SwitchOverrides.as_overrides()``): durations as ms or strings such as ``"2h"``,
+            and ``"unbounded"``/``"never"`` for a None value.
+
+    Raises:
+        UnknownSwitch: for an unknown profile or switch name; the message lists the known ones.
+        pydantic.ValidationError: for a value of the wrong type or range.
+    """
+    if profile_name not in PROFILES:
+        raise UnknownSwitch(
+            f"unknown profile {profile_name!r} (known profiles: {', '.join(PROFILES)})"
+        )
+    unknown = sorted(set(overrides) - set(SWITCH_NAMES))
+    if unknown:
+        raise UnknownSwitch(
+            f"unknown switch(es) {', '.join(unknown)} (known switches: {', '.join(SWITCH_NAMES)})"
+        )
+    checked = SwitchOverrides.model_validate(dict(overrides)).as_overrides()
+    changes: dict[str, Any] = {
+        k: (None if NONE_WORDS.get(k) == v else v) for k, v in checked.items()
+    }
+    return dataclasses.replace(PROFILES[profile_name], **changes)
+
+
+def show_value(name: str, value: Any) -> str:
+    """A switch value as a scenario would write it (TOML spelling, durations with units)."""
+    if value is None:
+        return f'"{NONE_WORDS[name]}"'
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return f'"{value}"'
+    if name.endswith("_ms"):
+        return "0" if value == 0 else f'"{format_duration_ms(value)}"'
+    return str(value)
+
+
+def render_markdown() -> str:
+    """The switch and constant tables as Markdown (the committed ``docs/profiles.md``)."""
+    lines = [
+        "# Profiles and switches",
+        "",
+        "<!-- Generated by `python -m sim.cvsa.profile docs/profiles.md`; do not edit. -->",
+        "",
+        'A scenario picks `profile = "design"` or `profile = "cvsa-2026"` and may override any',
+        "switch in a `[switches]` table, e.g. `switches.window_cap = 3000` or",
+        '`switches.single_tick_lookback_ms = "unbounded"`. Durations take units (`"2h"`) or',
+        "integer milliseconds. `design` follows the design note (seed 000) where it speaks and the",
+        "deployed code where it is silent (column *design basis*); `cvsa-2026` is the deployed",
+        "code at 421da02, bugs included. Set `forward_search_windows = 2880` for the note's",
+        'literal "10 days" (its count, 4032 windows, is 14 days).',
+        "",
+        "| switch | design | cvsa-2026 | what it changes | design basis | citation |",
+        "|---|---|---|---|---|---|",
+    ]
+    for f in dataclasses.fields(Switches):
+        d, c = getattr(DESIGN, f.name), getattr(CVSA_2026, f.name)
+        lines.append(
+            f"| `{f.name}` | {show_value(f.name, d)} | {show_value(f.name, c)} | "
+            f"{f.metadata['doc']} | {f.metadata['basis']} | {f.metadata['cite']} |"
+        )
+    lines += [
+        "",
+        "## Constants shared by both profiles",
+        "",
+        "These are fixed in `sim/cvsa/constants.py` (the note states them, or is silent and the",
+        "deployed code decides).",
+        "",
+        "| constant | value | meaning | citation |",
+        "|---|---|---|---|",
+    ]
+    for k in CONSTANTS:
+        lines.append(f"| `{k.name}` | {_show_constant(k.name, k.value)} | {k.doc} | {k.cite} |")
+    return "\n".join(lines) + "\n"
+
+
+def _show_constant(name: str, value: int | float | tuple[int, ...]) -> str:
+    if isinstance(value, tuple):
+        return ", ".join(_show_constant(name, v) for v in value)
+    if name.endswith("_MS") and isinstance(value, int):
+        return format_duration_ms(value)
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def main(argv: list[str]) -> int:
+    """Write :func:`render_markdown` to ``argv[0]``, or print it."""
+    text = render_markdown()
+    if argv:
+        with open(argv[0], "w", encoding="utf-8") as fh:
+            fh.write(text)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

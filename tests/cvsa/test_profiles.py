@@ -1,0 +1,221 @@
+"""Profiles and switches: the exact table, overrides, the scenario table and the generated doc."""
+
+from __future__ import annotations
+
+import dataclasses
+import typing
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+from sim import units
+from sim.cvsa import constants
+from sim.cvsa.profile import (
+    CVSA_2026,
+    DESIGN,
+    PROFILES,
+    SWITCH_NAMES,
+    Switches,
+    UnknownSwitch,
+    render_markdown,
+    resolve,
+)
+from sim.scenario import ScenarioError, parse_scenario
+from sim.scenario.model import Scenario
+from sim.scenario.switches import NONE_WORDS, SwitchOverrides
+
+DOC = Path(__file__).resolve().parents[2] / "docs" / "profiles.md"
+
+# The issue's table, (design, cvsa-2026), plus the additions found in reference §16.
+EXPECTED = {
+    "window_cap": (1000, 3000),
+    "forward_search_windows": (4032, 4032),
+    "backward_search_windows": (6, 6),
+    "fallback_bare_window_start": (False, True),
+    "window_refresh_every_ms": (None, 300_000),
+    "cleanup_decrements": (True, False),
+    "single_tick_lookback_ms": (None, 60_000),
+    "single_tick_takes_archive": (False, True),
+    "archive_bulk_priority": (2, 3),
+    "bulk_tick_lookback_ms": (None, 120_000),
+    "bulk_batch_size": (30, 30),
+    "bulk_aids_as_ids_bug": (False, True),
+    "new_successors_forced": (False, True),
+    "new_speed_floor_after_ms": (0, 7_200_000),
+    "collect_songs_fallback": (True, True),
+    "piecewise_factor": (False, True),
+    "wide_milestone_candidates": (False, True),
+    "milestone_reeta_clamped": (True, False),
+    "milestone_move_processing": (False, True),
+    "regular_target_from_last_snapshot": (False, True),
+    "bulk_reschedules_normal": (False, True),
+    "dispatch_time_caps": (False, True),
+    "archive_keeps_time_of_day": (False, True),
+    "bulk_failure_archive_to_normal": (False, True),
+    "bili_error_blocks_aid": (True, True),
+    "retry_policy": ("backoff", "cvsa"),
+}
+
+
+def test_profile_values_are_the_specified_table() -> None:
+    assert set(SWITCH_NAMES) == set(EXPECTED)
+    for name, (design, deployed) in EXPECTED.items():
+        assert getattr(DESIGN, name) == design, name
+        assert getattr(CVSA_2026, name) == deployed, name
+        # bool and int compare equal in Python; the types must match too.
+        assert type(getattr(DESIGN, name)) is type(design), name
+
+
+def test_profile_names_match_the_scenario_literal() -> None:
+    literal = typing.get_args(Scenario.model_fields["profile"].annotation)
+    assert tuple(PROFILES) == literal
+    assert PROFILES["design"] is DESIGN
+    assert PROFILES["cvsa-2026"] is CVSA_2026
+
+
+def test_every_switch_is_documented_and_cited() -> None:
+    for f in dataclasses.fields(Switches):
+        assert f.metadata["doc"].strip(), f.name
+        assert f.metadata["basis"].strip(), f.name
+        cite = f.metadata["cite"]
+        assert "§" in cite or "seed" in cite, f.name
+
+
+def test_overrides_table_has_exactly_the_switches() -> None:
+    assert set(SwitchOverrides.model_fields) == set(SWITCH_NAMES)
+    hints = typing.get_type_hints(Switches)
+    optional = {n for n, t in hints.items() if type(None) in typing.get_args(t)}
+    assert optional == set(NONE_WORDS)
+
+
+@pytest.mark.parametrize("name", SWITCH_NAMES)
+def test_each_switch_can_be_overridden_to_the_other_profile(name: str) -> None:
+    value = getattr(CVSA_2026, name)
+    written = NONE_WORDS[name] if value is None else value
+    assert resolve("design", {name: written}) == dataclasses.replace(DESIGN, **{name: value})
+    back = getattr(DESIGN, name)
+    written = NONE_WORDS[name] if back is None else back
+    assert resolve("cvsa-2026", {name: written}) == dataclasses.replace(CVSA_2026, **{name: back})
+
+
+def test_resolve_without_overrides_is_the_profile() -> None:
+    assert resolve("design", {}) is not None
+    assert resolve("design", {}) == DESIGN
+    assert resolve("cvsa-2026", {}) == CVSA_2026
+
+
+def test_resolve_parses_durations_and_words() -> None:
+    sw = resolve(
+        "design",
+        {"single_tick_lookback_ms": "90s", "new_speed_floor_after_ms": "2h", "window_cap": 2000},
+    )
+    assert sw.single_tick_lookback_ms == 90_000
+    assert sw.new_speed_floor_after_ms == 7_200_000
+    assert sw.window_cap == 2000
+    assert (
+        resolve("cvsa-2026", {"window_refresh_every_ms": "never"}).window_refresh_every_ms is None
+    )
+    # The literal "10 days" reading of the note's forward search.
+    assert resolve("design", {"forward_search_windows": 2880}).forward_search_windows == 2880
+
+
+def test_resolve_rejects_unknown_names_listing_the_known_ones() -> None:
+    with pytest.raises(UnknownSwitch, match="known switches: window_cap, forward_search_windows"):
+        resolve("design", {"window_capp": 3})
+    with pytest.raises(UnknownSwitch, match="known profiles: design, cvsa-2026"):
+        resolve("cvsa", {})
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("window_cap", 0),
+        ("window_cap", True),
+        ("fallback_bare_window_start", "yes"),
+        ("single_tick_lookback_ms", "never"),
+        ("single_tick_lookback_ms", 0),
+        ("window_refresh_every_ms", "unbounded"),
+        ("new_speed_floor_after_ms", -1),
+        ("new_speed_floor_after_ms", 1.5),
+        ("retry_policy", "exponential"),
+    ],
+)
+def test_resolve_rejects_bad_values(name: str, value: object) -> None:
+    with pytest.raises(ValidationError):
+        resolve("design", {name: value})
+
+
+SCENARIO = """\
+name = "switches"
+duration = "1h"
+profile = "cvsa-2026"
+
+[switches]
+window_cap = 1500
+single_tick_lookback_ms = "unbounded"
+"""
+
+
+def test_scenario_switches_table_and_set_override() -> None:
+    s = parse_scenario(SCENARIO, overrides=["switches.cleanup_decrements=true"])
+    assert s.switches.as_overrides() == {
+        "window_cap": 1500,
+        "single_tick_lookback_ms": "unbounded",
+        "cleanup_decrements": True,
+    }
+    sw = resolve(s.profile, s.switches.as_overrides())
+    assert sw == dataclasses.replace(
+        CVSA_2026, window_cap=1500, single_tick_lookback_ms=None, cleanup_decrements=True
+    )
+
+
+def test_scenario_without_switches_has_no_overrides() -> None:
+    s = parse_scenario('name = "x"\nduration = "1h"\n')
+    assert s.switches.as_overrides() == {}
+    assert resolve(s.profile, s.switches.as_overrides()) == DESIGN
+
+
+def test_scenario_switch_errors_name_file_line_key_and_known_keys() -> None:
+    text = SCENARIO.replace("window_cap = 1500", "window_cap = 0\nwindow_capp = 3")
+    with pytest.raises(ScenarioError) as err:
+        parse_scenario(text, source="s.toml")
+    problems = err.value.problems
+    assert problems[0] == "s.toml:6: switches.window_cap must be > 0 (got 0)"
+    assert problems[1].startswith(
+        "s.toml:7: switches.window_capp is not a known key (known keys: archive_bulk_priority, "
+    )
+    assert "window_refresh_every_ms)" in problems[1]
+
+
+def test_scenario_bad_duration_is_reported_with_the_accepted_forms() -> None:
+    text = SCENARIO.replace('"unbounded"', '"soon"')
+    with pytest.raises(ScenarioError) as err:
+        parse_scenario(text, source="s.toml")
+    assert err.value.problems == [
+        "s.toml:7: switches.single_tick_lookback_ms must be a duration such as '90s' or '2h', "
+        "or an integer number of milliseconds, or 'unbounded' (got 'soon')"
+    ]
+
+
+def test_committed_doc_matches_the_generated_one() -> None:
+    assert DOC.read_text(encoding="utf-8") == render_markdown(), (
+        "docs/profiles.md is stale: run `python -m sim.cvsa.profile docs/profiles.md`"
+    )
+
+
+def test_doc_shows_values_as_a_scenario_writes_them() -> None:
+    text = render_markdown()
+    assert '| `single_tick_lookback_ms` | "unbounded" | "1m" |' in text
+    assert '| `new_speed_floor_after_ms` | 0 | "2h" |' in text
+    assert '| `retry_policy` | "backoff" | "cvsa" |' in text
+    assert "| `NEW_INITIAL_OFFSETS_MS` | 90s, 3m, 5m, 10m |" in text
+
+
+def test_constants_registry_names_match_module_attributes() -> None:
+    names = [c.name for c in constants.CONSTANTS]
+    assert len(names) == len(set(names))
+    for c in constants.CONSTANTS:
+        assert getattr(constants, c.name) == c.value, c.name
+    public = {n for n in vars(constants) if n.isupper() and n[0] != "_" and not hasattr(units, n)}
+    assert public - {"CONSTANTS"} == set(names)
