@@ -44,8 +44,8 @@ class ScheduleRow(NamedTuple):
 class Snapshot(NamedTuple):
     """A row of ``video_snapshot`` (reference §2.2), reduced to what the scheduler reads."""
 
-    aid: int
-    t_ms: Ms
+    created_at_ms: Ms
+    """When the counts were read (the proxy's server time for scheduled snapshots)."""
     views: int
 
 
@@ -126,7 +126,17 @@ class ScheduleStore(Protocol):
         ...
 
     async def aids_with_active_schedule(self, type: str) -> set[int]:
-        """Every aid with a pending or processing row of ``type`` (dispatcher anti-joins)."""
+        """Every aid with a pending or processing row of ``type``."""
+        ...
+
+    async def songs_without_active_schedule(self, type: str) -> list[int]:
+        """Songs with no pending or processing row of ``type``, ascending
+        (``getVideosWithoutActiveSnapshotScheduleByType``, reference §11.7, §13b)."""
+        ...
+
+    async def non_songs_without_active_schedule(self, type: str) -> list[int]:
+        """``bilibili_metadata`` videos that are not songs and have no active row of ``type``,
+        ascending (the archive dispatcher's second group, reference §13b.3)."""
         ...
 
 
@@ -185,6 +195,12 @@ class SnapshotStore(Protocol):
 
     async def get_eta(self, aid: int) -> EtaRow | None:
         """The ``eta`` row of ``aid``."""
+        ...
+
+    async def milestone_candidates(self, wide: bool) -> list[int]:
+        """``getVideosNearMilestone`` (reference §11.1), ascending: videos whose latest views are
+        near a milestone or whose ``eta`` is below 2300 h; ``wide`` adds set A (songs in
+        [60k, 100k) or above 1M). The predicate is :func:`sim.cvsa.milestones.milestone_candidate`."""
         ...
 
 

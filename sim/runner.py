@@ -35,6 +35,9 @@ MANIFEST_FILE = "manifest.json"
 class Model(Protocol):
     """What a model needs to offer the runner (the CVSA scheduler is the main one)."""
 
+    async def prepare(self) -> None:
+        """At the start instant, inside the run: load initial state, register periodic jobs."""
+
     def reducers(self) -> list[Reducer]:
         """Model-specific metrics, on top of the engine's."""
 
@@ -124,7 +127,7 @@ def run_scenario(
         async with trio.open_nursery() as nursery:
             if handle_sigint:
                 nursery.start_soon(_watch_sigint, engine, nursery.cancel_scope)
-            await engine.run(scenario.end_ms)
+            await engine.run(scenario.end_ms, before=model.prepare)
             nursery.cancel_scope.cancel()
 
     started = wall_seconds()

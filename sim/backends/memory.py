@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from sortedcontainers import SortedList
 
+from sim.cvsa.milestones import milestone_candidate
 from sim.ports import (
     DueOrder,
     EtaRow,
@@ -64,6 +65,9 @@ class MemoryStore:
         self._eta: dict[int, EtaRow] = {}
         self._songs: dict[int, Ms] = {}
         self._videos: dict[int, list[int]] = {}
+        self._song_set_cache: set[int] | None = None
+        self._candidates: set[int] = set()
+        self._candidates_wide: set[int] = set()
 
     # -- index maintenance ------------------------------------------------------------------
     def _index(self, row: _Row) -> None:
@@ -202,6 +206,20 @@ class MemoryStore:
     async def aids_with_active_schedule(self, type: str) -> set[int]:
         return set(self._active_aids.get(type, ()))
 
+    def _song_set(self) -> set[int]:
+        if self._song_set_cache is None:
+            self._song_set_cache = set(self._songs)
+        return self._song_set_cache
+
+    async def songs_without_active_schedule(self, type: str) -> list[int]:
+        active = self._active_aids.get(type, {})
+        return sorted(self._song_set().difference(active))
+
+    async def non_songs_without_active_schedule(self, type: str) -> list[int]:
+        active = self._active_aids.get(type, {})
+        songs = self._song_set()
+        return sorted(a for a in self._videos if a not in songs and a not in active)
+
     # -- SnapshotStore ------------------------------------------------------------------------
     async def add_video(self, aid: int, published_ms: Ms) -> None:
         self._videos.setdefault(aid, [published_ms, 0])
@@ -210,6 +228,8 @@ class MemoryStore:
         if aid in self._songs:
             return False
         self._songs[aid] = published_ms
+        self._song_set_cache = None
+        self._recheck_candidate(aid)
         return True
 
     async def song_aids(self) -> list[int]:
@@ -234,10 +254,12 @@ class MemoryStore:
         snaps = self._snaps.get(aid)
         if snaps is None:
             self._snaps[aid] = array("q", (t_ms, views))
+            self._recheck_candidate(aid)
             return True
         if snaps[-2] < t_ms:  # the usual case: appended in time order
             snaps.append(t_ms)
             snaps.append(views)
+            self._recheck_candidate(aid)
             return True
         times = snaps[0::2]
         i = bisect.bisect_left(times, t_ms)
@@ -248,10 +270,10 @@ class MemoryStore:
 
     async def latest_snapshot(self, aid: int) -> Snapshot | None:
         snaps = self._snaps.get(aid)
-        return None if snaps is None else Snapshot(aid, snaps[-2], snaps[-1])
+        return None if snaps is None else Snapshot(snaps[-2], snaps[-1])
 
     def _at(self, aid: int, snaps: array[int], i: int) -> Snapshot:
-        return Snapshot(aid, snaps[2 * i], snaps[2 * i + 1])
+        return Snapshot(snaps[2 * i], snaps[2 * i + 1])
 
     async def snapshot_before(self, aid: int, t_ms: Ms) -> Snapshot | None:
         snaps = self._snaps.get(aid)
@@ -277,9 +299,28 @@ class MemoryStore:
 
     async def upsert_eta(self, row: EtaRow) -> None:
         self._eta[row.aid] = row
+        self._recheck_candidate(row.aid)
 
     async def get_eta(self, aid: int) -> EtaRow | None:
         return self._eta.get(aid)
+
+    # The candidate query scans latest_video_snapshot and eta in SQL; here both candidate sets
+    # (with and without set A) are kept up to date on every write that can change them.
+    def _recheck_candidate(self, aid: int) -> None:
+        snaps = self._snaps.get(aid)
+        if snaps is None:
+            return
+        views, is_song = snaps[-1], aid in self._songs
+        eta = self._eta.get(aid)
+        eta_h = None if eta is None else eta.eta_h
+        for wide, members in ((False, self._candidates), (True, self._candidates_wide)):
+            if milestone_candidate(views, is_song, eta_h, wide):
+                members.add(aid)
+            else:
+                members.discard(aid)
+
+    async def milestone_candidates(self, wide: bool) -> list[int]:
+        return sorted(self._candidates_wide if wide else self._candidates)
 
 
 class MemoryWindowCounter:

@@ -268,12 +268,20 @@ class Engine:
         """Ask the run to end after the current entry; the log is closed as partial."""
         self._stop = True
 
-    async def run(self, until_ms: Ms) -> None:
-        """Run every entry with ``t_ms <= until_ms``; then close the log (partial if stopped)."""
+    async def run(
+        self, until_ms: Ms, before: Callable[[], Coroutine[Any, Any, None]] | None = None
+    ) -> None:
+        """Run every entry with ``t_ms <= until_ms``; then close the log (partial if stopped).
+
+        ``before`` (e.g. loading the initial database) is awaited at the start instant, after the
+        ``RunStarted`` record and before any entry runs.
+        """
         self.until_ms = until_ms
         self.clock.start()
         self.log.emitter(RunStarted)(self.now, until_ms, self.seed)
         try:
+            if before is not None:
+                await before()
             await self._loop(until_ms)
         except BaseException:
             self.partial = True

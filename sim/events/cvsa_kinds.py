@@ -19,6 +19,7 @@ NOT_CREATED = enum(
     "not_created",
     "duplicate_active",  # §5 step 3: an active row of the type exists and force is false
     "milestone_not_earlier",  # §5 step 2: the active milestone row is already as early
+    "milestone_processing",  # design: only a pending milestone row may be moved
 )
 SKIP_REASON = enum(
     "skip_reason",
@@ -48,8 +49,9 @@ NO_WINDOW = -1
 
 @event(100)
 class ScheduleCreated(NamedTuple):
-    """A schedule row was inserted (§5 step 5). ``probes`` = window-counter round trips of
-    ``adjustSnapshotTime`` (0 for milestone/new, which add +1 without a cap check)."""
+    """A schedule row was inserted (§5 step 5). ``window_ms`` is the window whose count it took
+    (``NO_WINDOW`` if none) and ``window_count`` that count afterwards; ``probes`` = window-counter
+    round trips (HINCRBY calls) it cost: 1 for milestone/new (+1 without a cap check)."""
 
     seq: int
     t_ms: int
@@ -59,6 +61,7 @@ class ScheduleCreated(NamedTuple):
     requested_ms: int
     due_ms: int
     window_ms: int
+    window_count: int
     probes: int
     forced: int
 
@@ -77,7 +80,9 @@ class ScheduleNotCreated(NamedTuple):
 
 @event(102)
 class ScheduleMoved(NamedTuple):
-    """An active milestone row was moved earlier in one transaction (§5 step 2)."""
+    """An active milestone row was moved earlier in one transaction (§5 step 2); if it was pending
+    its old window was released (a ``WindowReleased``) and its new window counts ``window_count``
+    (-1 when it was processing and no count moved)."""
 
     seq: int
     t_ms: int
@@ -86,6 +91,7 @@ class ScheduleMoved(NamedTuple):
     from_ms: int
     to_ms: int
     was_pending: int
+    window_count: int
 
 
 @event(103)
@@ -167,13 +173,15 @@ class WindowsRebuilt(NamedTuple):
 
 @event(109)
 class SnapshotTaken(NamedTuple):
-    """A view count was read and written (``duplicate`` = 1: unique (aid, t) refused it)."""
+    """A view count was read at ``t_ms`` and written (``duplicate`` = 1: unique (aid, t) refused
+    it). ``schedule`` and ``due_ms`` are -1 for snapshots no schedule asked for (discovery)."""
 
     seq: int
     t_ms: int
     aid: int
     schedule: int
     type: int
+    due_ms: int
     views: int
     duplicate: int
 
@@ -208,3 +216,17 @@ class SongClassified(NamedTuple):
     t_ms: int
     aid: int
     published_ms: int
+
+
+@event(113)
+class RetryScheduled(NamedTuple):
+    """The seed-004 policy will retry a failed upstream call after ``delay_ms`` (attempt 1 is the
+    first retry)."""
+
+    seq: int
+    t_ms: int
+    job: int
+    aid: int
+    attempt: int
+    delay_ms: int
+    kind: int

@@ -10,6 +10,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
+from sim.scenario.scheduler import SchedulerSection
 from sim.scenario.switches import SwitchOverrides
 from sim.scenario.types import DurationMs, InstantMs, Section, UtcOffsetMs
 from sim.units import DEFAULT_EPOCH_MS, HOUR_MS
@@ -34,6 +35,7 @@ class Scenario(Section):
     profile: Literal["design", "cvsa-2026"] = "design"
     switches: SwitchOverrides = SwitchOverrides()
     """Per-switch overrides of the profile (sim.cvsa.profile; docs/profiles.md)."""
+    scheduler: SchedulerSection = SchedulerSection()
     engine: EngineSection = EngineSection()
 
     @model_validator(mode="after")

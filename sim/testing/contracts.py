@@ -176,22 +176,22 @@ async def snapshot_latest_closest_before(s: SnapshotStore) -> None:
     expect(await s.closest_snapshot(9, T0), None, "no snapshots")
     for dt, views in [(0, 100), (60_000, 160), (180_000, 400)]:
         expect(await s.insert_snapshot(9, T0 + dt, views), True, "insert")
-    expect(await s.latest_snapshot(9), Snapshot(9, T0 + 180_000, 400), "latest")
-    expect(await s.snapshot_before(9, T0 + 59_999), Snapshot(9, T0, 100), "before")
-    expect(await s.snapshot_before(9, T0 + 60_000), Snapshot(9, T0 + 60_000, 160), "at == before")
+    expect(await s.latest_snapshot(9), Snapshot(T0 + 180_000, 400), "latest")
+    expect(await s.snapshot_before(9, T0 + 59_999), Snapshot(T0, 100), "before")
+    expect(await s.snapshot_before(9, T0 + 60_000), Snapshot(T0 + 60_000, 160), "at == before")
     expect(await s.snapshot_before(9, T0 - 1), None, "nothing before")
-    expect(await s.closest_snapshot(9, T0 + 100_000), Snapshot(9, T0 + 60_000, 160), "closest")
-    expect(await s.closest_snapshot(9, T0 + 120_000), Snapshot(9, T0 + 60_000, 160), "tie: earlier")
-    expect(await s.closest_snapshot(9, T0 - 5), Snapshot(9, T0, 100), "before the first")
-    expect(await s.closest_snapshot(9, T0 + 10**9), Snapshot(9, T0 + 180_000, 400), "after last")
+    expect(await s.closest_snapshot(9, T0 + 100_000), Snapshot(T0 + 60_000, 160), "closest")
+    expect(await s.closest_snapshot(9, T0 + 120_000), Snapshot(T0 + 60_000, 160), "tie: earlier")
+    expect(await s.closest_snapshot(9, T0 - 5), Snapshot(T0, 100), "before the first")
+    expect(await s.closest_snapshot(9, T0 + 10**9), Snapshot(T0 + 180_000, 400), "after last")
 
 
 async def snapshot_unique(s: SnapshotStore) -> None:
     expect(await s.insert_snapshot(1, T0 + 10, 5), True, "first")
     expect(await s.insert_snapshot(1, T0 + 10, 6), False, "duplicate (aid, t) is refused")
     expect(await s.insert_snapshot(1, T0 + 5, 4), True, "an earlier instant is fine")
-    expect(await s.latest_snapshot(1), Snapshot(1, T0 + 10, 5), "duplicate did not overwrite")
-    expect(await s.snapshot_before(1, T0 + 9), Snapshot(1, T0 + 5, 4), "kept in time order")
+    expect(await s.latest_snapshot(1), Snapshot(T0 + 10, 5), "duplicate did not overwrite")
+    expect(await s.snapshot_before(1, T0 + 9), Snapshot(T0 + 5, 4), "kept in time order")
 
 
 async def snapshot_catalog(s: SnapshotStore) -> None:
@@ -208,6 +208,23 @@ async def snapshot_catalog(s: SnapshotStore) -> None:
     await s.set_video_status(30, -404)
     expect(await s.video_status(30), -404, "status set")
     expect(await s.video_status(77), 0, "missing video reads 0")
+
+
+async def snapshot_milestone_candidates(s: SnapshotStore) -> None:
+    await s.add_video(1, T0)
+    await s.add_video(2, T0)
+    await s.add_video(3, T0)
+    await s.add_song(3, T0)
+    await s.insert_snapshot(1, T0, 95_000)  # [90k, 100k): near 100k (set B)
+    await s.insert_snapshot(2, T0, 50_000)  # not near anything
+    await s.insert_snapshot(3, T0, 1_500_000)  # a song above 1M: set A only
+    expect(await s.milestone_candidates(False), [1], "set B")
+    expect(await s.milestone_candidates(True), [1, 3], "sets A and B")
+    await s.upsert_eta(EtaRow(2, 2000.0, 25.0, 50_000, T0))  # eta < 2300 h: set C
+    expect(await s.milestone_candidates(False), [1, 2], "set C joins")
+    await s.insert_snapshot(1, T0 + 1, 100_200)  # crossed 100k, far from 1M
+    await s.upsert_eta(EtaRow(2, 9000.0, 5.0, 50_000, T0 + 1))
+    expect(await s.milestone_candidates(False), [], "latest views and eta decide")
 
 
 async def snapshot_eta(s: SnapshotStore) -> None:
@@ -253,6 +270,7 @@ CHECKS: dict[str, list[Callable[[Any], Awaitable[None]]]] = {
         snapshot_unique,
         snapshot_catalog,
         snapshot_eta,
+        snapshot_milestone_candidates,
     ],
     "window_counter": [counter_incr, counter_replace_and_clear],
 }

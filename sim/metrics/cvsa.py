@@ -1,0 +1,150 @@
+"""Metrics of the CVSA scheduler model, all reduced from the event log.
+
+Names (stable, dotted; ``summary.json`` and ``[expect]`` use them):
+
+* ``schedules.created.<type>``, ``schedules.not_created.<reason>``, ``schedules.moved``
+* ``dispatch.<type>``, ``dispatch.skipped.<reason>``
+* ``finished.<type>.<status>``, ``cleanup.deleted`` and ``cleanup.deleted.<type>.<status>``
+* ``snapshots.total``, ``snapshots.<type>`` (``discovery`` for unscheduled ones),
+  ``snapshots.duplicates``
+* ``lateness.<type>.p50_s/p90_s/p99_s/max_s/mean_s``: snapshot time minus due time
+* ``windows.max_reserved``: the highest window count any reservation left;
+  ``windows.probes.total/max``; ``windows.unreserved``: creations that found every window full
+* ``upstream.failed.<kind>``, ``upstream.retries``
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from sim.events import cvsa_kinds as K
+from sim.events.log import Chunk
+from sim.metrics.base import Samples, percentiles
+from sim.units import SECOND_MS
+
+_TYPES = K.SNAPSHOT_TYPE.words
+
+
+def _word(enum: Any, code: int) -> str:
+    return str(enum.word(code)) if code >= 0 else "discovery"
+
+
+class ScheduleCounts:
+    """How many rows were created, refused, moved, dispatched, skipped, finished, deleted."""
+
+    def __init__(self) -> None:
+        self.c: Counter[str] = Counter()
+
+    def _count(self, prefix: str, values: np.ndarray, enum: Any) -> None:
+        codes, counts = np.unique(values, return_counts=True)
+        for code, n in zip(codes.tolist(), counts.tolist(), strict=True):
+            self.c[f"{prefix}.{_word(enum, code)}"] += n
+
+    def feed(self, chunk: Chunk, names: Sequence[str]) -> None:
+        self._count("schedules.created", chunk.column(K.ScheduleCreated, "type"), K.SNAPSHOT_TYPE)
+        self._count("schedules.not_created", chunk.column(K.ScheduleNotCreated, "reason"),
+                    K.NOT_CREATED)
+        self.c["schedules.moved"] += chunk.table(K.ScheduleMoved).shape[0]
+        self._count("dispatch", chunk.column(K.ScheduleDispatched, "type"), K.SNAPSHOT_TYPE)
+        self._count("dispatch.skipped", chunk.column(K.ScheduleSkipped, "reason"), K.SKIP_REASON)
+        fin = chunk.table(K.ScheduleFinished)
+        for t, s in zip(fin[:, 4].tolist(), fin[:, 6].tolist(), strict=True):
+            self.c[f"finished.{_TYPES[t]}.{K.SCHEDULE_STATUS.word(s)}"] += 1
+        deleted = chunk.table(K.ScheduleDeleted)
+        self.c["cleanup.deleted"] += deleted.shape[0]
+        for t, s in zip(deleted[:, 4].tolist(), deleted[:, 6].tolist(), strict=True):
+            self.c[f"cleanup.deleted.{_TYPES[t]}.{K.SCHEDULE_STATUS.word(s)}"] += 1
+
+    def result(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"cleanup.deleted": 0, "schedules.moved": 0}
+        out.update(self.c)
+        return out
+
+
+class SnapshotMetrics:
+    """Snapshots by type and their lateness (executed minus due)."""
+
+    def __init__(self) -> None:
+        self.by_type: Counter[str] = Counter()
+        self.duplicates = 0
+        self.lateness: dict[int, Samples] = {}
+
+    def feed(self, chunk: Chunk, names: Sequence[str]) -> None:
+        taken = chunk.table(K.SnapshotTaken)
+        if not taken.size:
+            return
+        t, types, due, dup = taken[:, 1], taken[:, 4], taken[:, 5], taken[:, 7]
+        self.duplicates += int(dup.sum())
+        codes, counts = np.unique(types, return_counts=True)
+        for code, n in zip(codes.tolist(), counts.tolist(), strict=True):
+            self.by_type[_word(K.SNAPSHOT_TYPE, code)] += n
+        for code in range(len(_TYPES)):
+            sel = types == code
+            if sel.any():
+                self.lateness.setdefault(code, Samples()).add(t[sel] - due[sel])
+
+    def result(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "snapshots.total": sum(self.by_type.values()),
+            "snapshots.duplicates": self.duplicates,
+        }
+        out.update({f"snapshots.{k}": v for k, v in sorted(self.by_type.items())})
+        for code, samples in sorted(self.lateness.items()):
+            stats = percentiles(samples.array(), f"lateness.{_TYPES[code]}", SECOND_MS)
+            out.update({(k + "_s" if k.split(".")[-1] != "count" else k): v
+                        for k, v in stats.items()})
+        return out
+
+
+class WindowMetrics:
+    """Window-count reservations: the highest count left, and the probing cost."""
+
+    def __init__(self) -> None:
+        self.max_reserved = 0
+        self.probes = 0
+        self.max_probes = 0
+        self.unreserved = 0
+
+    def feed(self, chunk: Chunk, names: Sequence[str]) -> None:
+        created = chunk.table(K.ScheduleCreated)
+        if created.size:
+            counts, probes = created[:, 8], created[:, 9]
+            self.max_reserved = max(self.max_reserved, int(counts.max()))
+            self.probes += int(probes.sum())
+            self.max_probes = max(self.max_probes, int(probes.max()))
+            self.unreserved += int((created[:, 7] == K.NO_WINDOW).sum())
+        moved = chunk.column(K.ScheduleMoved, "window_count")
+        if moved.size:
+            self.max_reserved = max(self.max_reserved, int(moved.max()))
+
+    def result(self) -> dict[str, Any]:
+        return {
+            "windows.max_reserved": self.max_reserved,
+            "windows.probes.total": self.probes,
+            "windows.probes.max": self.max_probes,
+            "windows.unreserved": self.unreserved,
+        }
+
+
+class UpstreamMetrics:
+    """Upstream failures by kind and retries."""
+
+    def __init__(self) -> None:
+        self.c: Counter[str] = Counter()
+
+    def feed(self, chunk: Chunk, names: Sequence[str]) -> None:
+        for k in chunk.column(K.UpstreamFailed, "kind").tolist():
+            self.c[f"upstream.failed.{K.UPSTREAM_ERROR.word(k)}"] += 1
+        self.c["upstream.retries"] += chunk.table(K.RetryScheduled).shape[0]
+
+    def result(self) -> dict[str, Any]:
+        return {"upstream.retries": 0, **self.c}
+
+
+def cvsa_reducers() -> list[Any]:
+    """Every reducer of the CVSA model."""
+    return [ScheduleCounts(), SnapshotMetrics(), WindowMetrics(), UpstreamMetrics()]

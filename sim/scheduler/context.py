@@ -1,0 +1,101 @@
+"""What every scheduler job is handed: the ports, the switches, the random streams, the emitters.
+
+The scheduler's jobs (``sim/scheduler/*``) are the engine-facing half of the CVSA model: they read
+``now`` from the engine once, call the ports, and pass everything to the pure rules in
+:mod:`sim.cvsa`. This module holds no behaviour beyond small helpers shared by the jobs.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from sim.cvsa.profile import Switches
+from sim.engine import Engine, Queue
+from sim.events import cvsa_kinds as K
+from sim.ports import ScheduleStore, SnapshotStore, UpstreamApi, WindowCounter
+from sim.rng import RandomStreams
+
+
+class Store(ScheduleStore, SnapshotStore, Protocol):
+    """One database: the schedule table and the video tables (joins need both)."""
+
+
+TYPE_CODE = {word: K.SNAPSHOT_TYPE.code(word) for word in K.SNAPSHOT_TYPE.words}
+STATUS_CODE = {word: K.SCHEDULE_STATUS.code(word) for word in K.SCHEDULE_STATUS.words}
+
+
+@dataclass
+class Emitters:
+    """Bound emitters for every CVSA event kind (see :mod:`sim.events.cvsa_kinds`)."""
+
+    created: Callable[..., None]
+    not_created: Callable[..., None]
+    moved: Callable[..., None]
+    dispatched: Callable[..., None]
+    skipped: Callable[..., None]
+    finished: Callable[..., None]
+    deleted: Callable[..., None]
+    released: Callable[..., None]
+    rebuilt: Callable[..., None]
+    taken: Callable[..., None]
+    upstream_failed: Callable[..., None]
+    discovered: Callable[..., None]
+    classified: Callable[..., None]
+    retry: Callable[..., None]
+
+    @classmethod
+    def bind(cls, engine: Engine) -> Emitters:
+        e = engine.log.emitter
+        return cls(
+            created=e(K.ScheduleCreated),
+            not_created=e(K.ScheduleNotCreated),
+            moved=e(K.ScheduleMoved),
+            dispatched=e(K.ScheduleDispatched),
+            skipped=e(K.ScheduleSkipped),
+            finished=e(K.ScheduleFinished),
+            deleted=e(K.ScheduleDeleted),
+            released=e(K.WindowReleased),
+            rebuilt=e(K.WindowsRebuilt),
+            taken=e(K.SnapshotTaken),
+            upstream_failed=e(K.UpstreamFailed),
+            discovered=e(K.VideoDiscovered),
+            classified=e(K.SongClassified),
+            retry=e(K.RetryScheduled),
+        )
+
+
+@dataclass
+class Ctx:
+    """The scheduler's world as its jobs see it."""
+
+    engine: Engine
+    store: Store
+    counter: WindowCounter
+    upstream: UpstreamApi
+    switches: Switches
+    streams: RandomStreams
+    queue: Queue
+    emit: Emitters
+    timezone_ms: int
+    retry_base_ms: int = 1000
+    retry_cap_ms: int = 30_000
+    retry_jitter: float = 0.5
+    retry_max: int = 3
+    jitter: random.Random = field(init=False)
+    """Offsets inside a window (adjustSnapshotTime's ``Math.random()``)."""
+    archive_rng: random.Random = field(init=False)
+    """The non-song archive spread (§13b.3)."""
+    retry_rng: random.Random = field(init=False)
+    """Backoff jitter (seed 004) and the bulk no-proxy delay (§10.4)."""
+
+    def __post_init__(self) -> None:
+        self.jitter = self.streams.stream("jitter")
+        self.archive_rng = self.streams.stream("archive")
+        self.retry_rng = self.streams.stream("retry")
+
+    @property
+    def now(self) -> int:
+        return self.engine.now

@@ -1,0 +1,75 @@
+"""The dispatchers: milestone (5 min), regular (30 min), archive (2 h). Reference §11.5, §11.7,
+§13b; seed 000 "milestone类型", "normal类型", "archive类型"."""
+
+from __future__ import annotations
+
+from sim.cvsa.calendar import archive_target_nonsong_ms, next_saturday_ms
+from sim.cvsa.constants import ARCHIVE_DISPATCH_CAP_MS, REGULAR_DISPATCH_CAP_MS
+from sim.cvsa.intervals import regular_dispatch_target_ms
+from sim.cvsa.milestones import milestone_delay_ms
+from sim.engine import Job
+from sim.scheduler.context import Ctx
+from sim.scheduler.estimates import adjusted_eta, regular_interval
+from sim.scheduler.schedule import schedule_snapshot
+from sim.units import Ms
+
+NEVER: Ms = 2**62
+
+
+async def dispatch_milestone_snapshots(ctx: Ctx, job: Job) -> None:
+    """For every video near a milestone: ETA < 144 h -> a milestone row at now + ETA clamped to
+    [2 s, 1.2 h]; an existing row is only ever moved earlier (§11.5, §5 step 2)."""
+    for aid in await ctx.store.milestone_candidates(ctx.switches.wide_milestone_candidates):
+        eta = await adjusted_eta(ctx, aid)
+        delay = milestone_delay_ms(eta, True)
+        if delay is not None:
+            await schedule_snapshot(ctx, aid, "milestone", ctx.now + delay)
+
+
+async def milestone_idle_until(ctx: Ctx, now: Ms) -> Ms:
+    """Idle while there is no candidate at all (each candidate's ETA is written to the eta table,
+    so a run with candidates always changes state)."""
+    return now if await ctx.store.milestone_candidates(ctx.switches.wide_milestone_candidates) \
+        else NEVER
+
+
+async def dispatch_regular_snapshots(ctx: Ctx, job: Job) -> None:
+    """Songs without an active normal row get one at the interval their last-24-h growth gives
+    (§11.6-11.7; seed 000 "间隔计算")."""
+    started = ctx.now
+    for aid in await ctx.store.songs_without_active_schedule("normal"):
+        if ctx.switches.dispatch_time_caps and ctx.now - started > REGULAR_DISPATCH_CAP_MS:
+            break
+        hours = await regular_interval(ctx, aid)
+        latest = await ctx.store.latest_snapshot(aid)
+        target = regular_dispatch_target_ms(
+            ctx.now, None if latest is None else latest.created_at_ms, hours, ctx.switches
+        )
+        await schedule_snapshot(ctx, aid, "normal", target)
+
+
+async def regular_idle_until(ctx: Ctx, now: Ms) -> Ms:
+    return now if await ctx.store.songs_without_active_schedule("normal") else NEVER
+
+
+async def dispatch_archive_snapshots(ctx: Ctx, job: Job) -> None:
+    """Songs without an active archive row -> next Saturday; other known videos -> uniformly
+    between next Monday and the Monday after (§13b; time zone from the scenario)."""
+    sw, tz, started = ctx.switches, ctx.timezone_ms, ctx.now
+    keep = sw.archive_keeps_time_of_day
+    for aid in await ctx.store.songs_without_active_schedule("archive"):
+        if sw.dispatch_time_caps and ctx.now - started > ARCHIVE_DISPATCH_CAP_MS:
+            return
+        await schedule_snapshot(ctx, aid, "archive", next_saturday_ms(ctx.now, tz, keep))
+    for aid in await ctx.store.non_songs_without_active_schedule("archive"):
+        if sw.dispatch_time_caps and ctx.now - started > ARCHIVE_DISPATCH_CAP_MS:
+            return
+        target = archive_target_nonsong_ms(ctx.now, tz, keep, ctx.archive_rng.random())
+        await schedule_snapshot(ctx, aid, "archive", target)
+
+
+async def archive_idle_until(ctx: Ctx, now: Ms) -> Ms:
+    store = ctx.store
+    if await store.songs_without_active_schedule("archive"):
+        return now
+    return now if await store.non_songs_without_active_schedule("archive") else NEVER

@@ -1,0 +1,31 @@
+"""The two estimates the scheduler computes from stored snapshots: the milestone ETA and the
+regular interval. The queries are here; the arithmetic is in :mod:`sim.cvsa`."""
+
+from __future__ import annotations
+
+from sim.cvsa.constants import ETA_LOOKBACKS_MS, REGULAR_LOOKBACK_MS
+from sim.cvsa.intervals import regular_interval_hours
+from sim.cvsa.milestones import adjusted_eta_hours, eta_table_value, to_float4
+from sim.ports import EtaRow
+from sim.scheduler.context import Ctx
+
+
+async def adjusted_eta(ctx: Ctx, aid: int) -> float:
+    """``getAdjustedShortTermETA(aid)`` in hours, with its ``eta`` upsert (reference §11.4)."""
+    store, now = ctx.store, ctx.now
+    latest = await store.latest_snapshot(aid)
+    if latest is None:
+        return 0.0  # the deployed function returns 0 and writes nothing
+    lookbacks = [await store.closest_snapshot(aid, now - back) for back in ETA_LOOKBACKS_MS]
+    est = adjusted_eta_hours(latest, lookbacks, ctx.switches.piecewise_factor)
+    eta = to_float4(eta_table_value(latest.views, est.max_speed))
+    await store.upsert_eta(EtaRow(aid, eta, est.max_speed, latest.views, now))
+    return est.eta_hours
+
+
+async def regular_interval(ctx: Ctx, aid: int) -> int:
+    """``getRegularSnapshotInterval(aid)`` in hours (reference §11.6)."""
+    store = ctx.store
+    point = ctx.now - REGULAR_LOOKBACK_MS
+    older = await store.snapshot_before(aid, point) or await store.closest_snapshot(aid, point)
+    return regular_interval_hours(older, await store.latest_snapshot(aid))

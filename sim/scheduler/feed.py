@@ -1,0 +1,73 @@
+"""The world reaching the scheduler: the catalogue at the start, then discovery and classification
+of new videos (reference §13.1-13.2; the crawler's getLatestVideos/getVideoInfo/classifyVideo
+pipeline is modelled by its effect on the database at the instants the world gives)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from sim.cvsa.constants import NEW_INITIAL_OFFSETS_MS
+from sim.ports import UpstreamError
+from sim.scheduler.context import Ctx
+from sim.scheduler.schedule import schedule_snapshot
+from sim.world import World
+
+_DISCOVER, _CLASSIFY = 0, 1
+
+
+async def load_catalog(ctx: Ctx, world: World, history_ms: list[int]) -> None:
+    """Put the initial catalogue into the database: metadata, songs, and one snapshot per history
+    offset for every video published by then (the views it had, from the curves)."""
+    store, start = ctx.store, ctx.now
+    cat = world.initial
+    aids = cat.aid.tolist()
+    published = cat.published_ms.tolist()
+    for aid, pub in zip(aids, published, strict=True):
+        await store.add_video(aid, pub)
+    for aid, pub, song in zip(aids, published, cat.is_song.tolist(), strict=True):
+        if song:
+            await store.add_song(aid, pub)
+    for offset in sorted(history_ms, reverse=True):
+        t = start - offset
+        visible = np.flatnonzero(cat.published_ms <= t)
+        views = world.views_at(visible, t).tolist()
+        for i, v in zip(visible.tolist(), views, strict=True):
+            await store.insert_snapshot(aids[i], t, v)
+
+
+def arrival_events(world: World, start_ms: int, end_ms: int) -> list[tuple[int, int, int]]:
+    """(instant, kind, arrival index) of every discovery and classification in [start, end]."""
+    arr = world.arrivals
+    events: list[tuple[int, int, int]] = []
+    for i, t in enumerate(arr.discovered_ms.tolist()):
+        if start_ms <= t <= end_ms:
+            events.append((t, _DISCOVER, i))
+    for i, (t, song) in enumerate(zip(arr.classified_ms.tolist(), arr.is_song.tolist(),
+                                      strict=True)):
+        if song and start_ms <= t <= end_ms:
+            events.append((t, _CLASSIFY, i))
+    events.sort()
+    return events
+
+
+async def arrivals_process(ctx: Ctx, world: World, end_ms: int) -> None:
+    """Discover new videos (metadata + first snapshot, §13.1) and classify songs (songs row + four
+    forced ``new`` rows at +1.5, 3, 5 and 10 min, §13.2; seed 000 "初始调度")."""
+    arr, store, emit = world.arrivals, ctx.store, ctx.emit
+    for t, kind, i in arrival_events(world, ctx.now, end_ms):
+        await ctx.engine.sleep_until(t)
+        aid = int(arr.aid[i])
+        published = int(arr.published_ms[i])
+        if kind == _DISCOVER:
+            await store.add_video(aid, published)
+            emit.discovered(ctx.now, aid, published)
+            try:  # getVideoInfo reads the video through the network like any snapshot
+                stats = await ctx.upstream.get_video(aid, ctx.now)
+            except UpstreamError:
+                continue  # no first snapshot; the dispatchers will find the video later
+            stored = await store.insert_snapshot(aid, stats.server_time_ms, stats.views)
+            emit.taken(ctx.now, aid, -1, -1, -1, stats.views, int(not stored))
+        elif await store.add_song(aid, published):
+            emit.classified(ctx.now, aid, published)
+            for offset in NEW_INITIAL_OFFSETS_MS:
+                await schedule_snapshot(ctx, aid, "new", ctx.now + offset, force=True)

@@ -1,0 +1,112 @@
+"""The CVSA scheduler model: one composition of world, ports, switches and jobs on an engine.
+
+The periodic jobs are registered in the deployed order (reference §1.3), which is also their
+tie-break order when two are due at the same instant. All run on the ``snapshot`` queue
+(concurrency 50, §1.2) as BullMQ job schedulers with no priority, so they are served before the
+snapshot jobs they create (§1.4).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Coroutine
+from functools import partial
+from typing import Any
+
+from sim.backends import MemoryStore, MemoryUpstream, MemoryWindowCounter
+from sim.cvsa import constants as C
+from sim.cvsa.profile import Switches, resolve
+from sim.engine import Engine, Job, Queue
+from sim.metrics import Reducer
+from sim.metrics.cvsa import cvsa_reducers
+from sim.ports import UpstreamApi, WindowCounter
+from sim.rng import RandomStreams
+from sim.scenario import Scenario
+from sim.scheduler import cleanup, dispatch, feed, ticks
+from sim.scheduler.context import Ctx, Emitters, Store
+from sim.units import Ms
+from sim.world import World
+
+Processor = Callable[[Ctx, Job], Coroutine[Any, Any, None]]
+IdleHint = Callable[[Ctx, Ms], Coroutine[Any, Any, Ms]]
+
+# (BullMQ job-scheduler id, every, processor, idle hint), in the order of reference §1.3.
+PERIODIC: list[tuple[str, Ms, Processor, IdleHint | None]] = [
+    ("snapshotTick", C.SNAPSHOT_TICK_EVERY_MS, ticks.snapshot_tick,
+     ticks.snapshot_tick_idle_until),
+    ("bulkSnapshotTick", C.BULK_TICK_EVERY_MS, ticks.bulk_snapshot_tick,
+     ticks.bulk_tick_idle_until),
+    ("dispatchMilestoneSnapshots", C.MILESTONE_DISPATCH_EVERY_MS,
+     dispatch.dispatch_milestone_snapshots, dispatch.milestone_idle_until),
+    ("dispatchRegularSnapshots", C.REGULAR_DISPATCH_EVERY_MS,
+     dispatch.dispatch_regular_snapshots, dispatch.regular_idle_until),
+    ("dispatchArchiveSnapshots", C.ARCHIVE_DISPATCH_EVERY_MS,
+     dispatch.dispatch_archive_snapshots, dispatch.archive_idle_until),
+    ("scheduleCleanup", C.CLEANUP_EVERY_MS, cleanup.schedule_cleanup, cleanup.cleanup_idle_until),
+]
+
+
+class CvsaModel:
+    """The scheduler, its world and its backends, registered on ``engine``."""
+
+    def __init__(
+        self,
+        scenario: Scenario,
+        engine: Engine,
+        streams: RandomStreams,
+        *,
+        store: Store | None = None,
+        counter: WindowCounter | None = None,
+        upstream: UpstreamApi | None = None,
+    ) -> None:
+        self.scenario = scenario
+        self.switches: Switches = resolve(scenario.profile, scenario.switches.as_overrides())
+        self.world = World.build(scenario, streams)
+        cfg = scenario.scheduler
+        self.ctx = Ctx(
+            engine=engine,
+            store=store if store is not None else MemoryStore(),
+            counter=counter if counter is not None else MemoryWindowCounter(),
+            upstream=upstream or MemoryUpstream(self.world.views, self.world.api_error),
+            switches=self.switches,
+            streams=streams,
+            queue=Queue(engine, "snapshot", cfg.snapshot_concurrency),
+            emit=Emitters.bind(engine),
+            timezone_ms=scenario.timezone,
+            retry_base_ms=cfg.retry.base,
+            retry_cap_ms=cfg.retry.cap,
+            retry_jitter=cfg.retry.jitter,
+            retry_max=cfg.retry.max_retries,
+        )
+
+    async def prepare(self) -> None:
+        """At the start instant: load the catalogue, build the window counts from pending rows
+        (``initSnapshotWindowCounts`` runs before the job schedulers are registered, §6.3), then
+        register the periodic jobs and start the background processes."""
+        ctx = self.ctx
+        await feed.load_catalog(ctx, self.world, self.scenario.scheduler.history)
+        await cleanup.refresh_window_counts(ctx)
+        for name, every, processor, hint in PERIODIC:
+            ctx.queue.every(
+                name, every, partial(processor, ctx),
+                idle_until=None if hint is None else partial(hint, ctx),
+            )
+        refresh = self.switches.window_refresh_every_ms
+        if refresh is not None:
+            ctx.engine.spawn(_refresh_loop(ctx, refresh), name="windowRefresh")
+        ctx.engine.spawn(
+            feed.arrivals_process(ctx, self.world, self.scenario.end_ms), name="arrivals"
+        )
+
+    def reducers(self) -> list[Reducer]:
+        return cvsa_reducers()
+
+
+async def _refresh_loop(ctx: Ctx, every_ms: Ms) -> None:
+    while True:
+        await ctx.engine.sleep(every_ms)
+        await cleanup.refresh_window_counts(ctx)
+
+
+def build_cvsa_model(scenario: Scenario, engine: Engine, streams: RandomStreams) -> CvsaModel:
+    """The runner's model builder for the CVSA scheduler on the in-memory backends."""
+    return CvsaModel(scenario, engine, streams)

@@ -1,0 +1,218 @@
+"""The snapshot workers: ``snapshotVideo`` (single path) and ``bulkSnapshotVideo`` (bulk path).
+
+Reference §9 and §10. What happens on an upstream failure depends on ``switches.retry_policy``:
+
+* ``backoff`` (design; seed 004): the call is retried inside the job with exponential backoff and
+  jitter (base 1 s, cap 30 s, +/-50 %, 3 retries) when the error is retryable (network errors,
+  timeouts, 5xx, 429 -- and "no proxy", which is a rate limit); business errors (a bilibili code)
+  are not. When retries run out the row ends ``failed`` (``no_proxy`` if rate-limited); nothing is
+  rescheduled: the dispatchers pick the video up again.
+* ``cvsa`` (deployed, §9 error handling, §10.2-10.4): no retry inside the job; ``no_proxy`` and
+  ALICLOUD_PROXY_ERR reschedule the row a little later, other errors fail it for good.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
+from sim.cvsa.constants import (
+    BULK_BILI_RETRY_MS,
+    BULK_ETA_DELTA,
+    BULK_NO_PROXY_RETRY_MAX_MS,
+    SINGLE_RETRY_MILESTONE_MS,
+    SINGLE_RETRY_OTHER_MS,
+)
+from sim.cvsa.milestones import (
+    bulk_eta_speed,
+    closest_milestone,
+    eta_table_value,
+    milestone_delay_ms,
+    to_float4,
+)
+from sim.cvsa.retry import backoff_delay_ms, is_retryable
+from sim.engine import Job
+from sim.events.cvsa_kinds import SKIP_REASON, UPSTREAM_ERROR
+from sim.ports import EtaRow, ScheduleRow, Snapshot, UpstreamError, VideoStats
+from sim.scheduler.context import STATUS_CODE, TYPE_CODE, Ctx
+from sim.scheduler.estimates import adjusted_eta, regular_interval
+from sim.scheduler.schedule import schedule_snapshot, set_status
+from sim.units import HOUR_MS
+
+T = TypeVar("T")
+_ROW_GONE = SKIP_REASON.code("row_gone")
+_BILI_STATUS = SKIP_REASON.code("bili_status")
+
+
+async def call_upstream(
+    ctx: Ctx, job: Job, aid: int, n_aids: int, call: Callable[[], Awaitable[T]]
+) -> T:
+    """One upstream call under the run's retry policy; raises the last :class:`UpstreamError`."""
+    attempt = 0
+    while True:
+        try:
+            return await call()
+        except UpstreamError as err:
+            kind = UPSTREAM_ERROR.code(err.kind)
+            ctx.emit.upstream_failed(ctx.now, job.id, n_aids, kind, err.code)
+            if (ctx.switches.retry_policy != "backoff" or not is_retryable(err.kind)
+                    or attempt >= ctx.retry_max):
+                raise
+            attempt += 1
+            delay = backoff_delay_ms(
+                attempt, ctx.retry_base_ms, ctx.retry_cap_ms, ctx.retry_jitter,
+                ctx.retry_rng.random(),
+            )
+            ctx.emit.retry(ctx.now, job.id, aid, attempt, delay, kind)
+            await ctx.engine.sleep(delay)
+
+
+async def _finish(ctx: Ctx, rows: list[ScheduleRow], status: str) -> None:
+    await set_status(ctx, [r.id for r in rows], status)
+    code = STATUS_CODE[status]
+    for r in rows:
+        ctx.emit.finished(ctx.now, r.id, r.aid, TYPE_CODE[r.type], r.started_at_ms, code)
+
+
+async def snapshot_video(ctx: Ctx, job: Job) -> None:
+    """``snapshotVideo`` (reference §9)."""
+    row: ScheduleRow = job.data
+    store, now = ctx.store, ctx.now
+    if await store.get_schedule(row.id) is None:  # step 1: cleanup deleted it
+        ctx.emit.skipped(now, row.id, row.aid, TYPE_CODE[row.type], row.started_at_ms, _ROW_GONE)
+        return
+    if ctx.switches.bili_error_blocks_aid and await store.video_status(row.aid) != 0:
+        # step 2: the row stays processing until cleanup deletes it
+        ctx.emit.skipped(now, row.id, row.aid, TYPE_CODE[row.type], row.started_at_ms,
+                         _BILI_STATUS)
+        return
+    prev = await store.latest_snapshot(row.aid)  # read before the fetch, as deployed
+    try:
+        stats = await call_upstream(
+            ctx, job, row.aid, 1, lambda: ctx.upstream.get_video(row.aid, ctx.now)
+        )
+    except UpstreamError as err:
+        await _single_failed(ctx, row, err)
+        return
+    await _record(ctx, row, stats)
+    await _finish(ctx, [row], "completed")
+    if row.type == "new":
+        await _continue_new(ctx, row, stats)
+    elif row.type == "milestone":
+        await _continue_milestone(ctx, row, stats, prev)
+
+
+async def _record(ctx: Ctx, row: ScheduleRow | None, stats: VideoStats) -> None:
+    """Write the snapshot (unique on (aid, t): a duplicate is counted, not stored)."""
+    stored = await ctx.store.insert_snapshot(stats.aid, stats.server_time_ms, stats.views)
+    if row is None:
+        ctx.emit.taken(ctx.now, stats.aid, -1, -1, -1, stats.views, int(not stored))
+    else:
+        ctx.emit.taken(ctx.now, stats.aid, row.id, TYPE_CODE[row.type], row.started_at_ms,
+                       stats.views, int(not stored))
+
+
+async def _single_failed(ctx: Ctx, row: ScheduleRow, err: UpstreamError) -> None:
+    if err.kind == "bili_code":  # §9 step 4: remember the code; no reschedule
+        await ctx.store.set_video_status(row.aid, err.code)
+        await _finish(ctx, [row], "bili_error")
+        return
+    status = "no_proxy" if err.kind == "no_proxy" else "failed"
+    await _finish(ctx, [row], status)
+    if ctx.switches.retry_policy == "cvsa" and err.kind in ("no_proxy", "alicloud_error"):
+        delay = SINGLE_RETRY_MILESTONE_MS if row.type == "milestone" else SINGLE_RETRY_OTHER_MS
+        await schedule_snapshot(ctx, row.aid, row.type, ctx.now + delay)
+
+
+async def _continue_new(ctx: Ctx, row: ScheduleRow, stats: VideoStats) -> None:
+    """§9 step 5: keep tracking a new song while it is young and fast enough."""
+    from sim.cvsa.intervals import new_continuation_ms
+
+    published = await ctx.store.song_published_ms(row.aid)
+    if published is None:
+        return
+    delay = new_continuation_ms(stats.server_time_ms - published, stats.views, ctx.switches)
+    if delay is not None:
+        await schedule_snapshot(
+            ctx, row.aid, "new", ctx.now + delay, force=ctx.switches.new_successors_forced
+        )
+
+
+async def _continue_milestone(
+    ctx: Ctx, row: ScheduleRow, stats: VideoStats, prev: Snapshot | None
+) -> None:
+    """§9 step 7: stop once the milestone is passed, else re-ETA and schedule again."""
+    if prev is None:
+        # The deployed code dereferences the missing previous snapshot and fails the row.
+        await _finish(ctx, [row], "failed")
+        return
+    if stats.views > closest_milestone(prev.views):
+        return
+    eta = await adjusted_eta(ctx, row.aid)
+    delay = milestone_delay_ms(eta, ctx.switches.milestone_reeta_clamped)
+    if delay is not None:
+        await schedule_snapshot(ctx, row.aid, "milestone", ctx.now + delay)
+
+
+async def bulk_snapshot_video(ctx: Ctx, job: Job) -> None:
+    """``bulkSnapshotVideo`` (reference §10)."""
+    batch: list[ScheduleRow] = job.data
+    store = ctx.store
+    existing = []
+    for r in batch:
+        if await store.get_schedule(r.id) is None:
+            ctx.emit.skipped(ctx.now, r.id, r.aid, TYPE_CODE[r.type], r.started_at_ms, _ROW_GONE)
+        else:
+            existing.append(r)
+    if not existing:
+        return
+    aids = [r.aid for r in existing]
+    try:
+        items = await call_upstream(
+            ctx, job, -1, len(aids), lambda: ctx.upstream.get_videos(aids, ctx.now)
+        )
+    except UpstreamError as err:
+        await _bulk_failed(ctx, batch, existing, err)
+        return
+    waiting: dict[int, list[ScheduleRow]] = {}
+    for r in existing:
+        waiting.setdefault(r.aid, []).append(r)
+    for item in items:
+        rows = waiting.get(item.aid)
+        prev = await store.latest_snapshot(item.aid)
+        if prev is not None:  # §10.3 step 1: the bulk worker keeps the eta table fresh
+            speed = bulk_eta_speed(prev, item.views, ctx.now, BULK_ETA_DELTA)
+            eta = to_float4(eta_table_value(item.views, speed, BULK_ETA_DELTA))
+            await store.upsert_eta(EtaRow(item.aid, eta, speed, item.views, ctx.now))
+        await _record(ctx, rows.pop(0) if rows else None, item)
+    await set_status(ctx, [r.id for r in batch], "completed")
+    code = STATUS_CODE["completed"]
+    for r in existing:
+        ctx.emit.finished(ctx.now, r.id, r.aid, TYPE_CODE[r.type], r.started_at_ms, code)
+    if ctx.switches.bulk_reschedules_normal:
+        for r in batch:  # every row of the batch, even deleted ones; archive rows excepted
+            if r.type != "archive":
+                hours = await regular_interval(ctx, r.aid)
+                await schedule_snapshot(ctx, r.aid, "normal", ctx.now + hours * HOUR_MS)
+
+
+async def _bulk_failed(
+    ctx: Ctx, batch: list[ScheduleRow], existing: list[ScheduleRow], err: UpstreamError
+) -> None:
+    sw = ctx.switches
+    if err.kind == "bili_code":
+        status, delay = "failed", BULK_BILI_RETRY_MS
+    elif err.kind == "no_proxy":
+        status = "no_proxy"
+        delay = int(BULK_NO_PROXY_RETRY_MAX_MS * ctx.retry_rng.random())  # one draw per batch
+    else:
+        status, delay = "failed", None
+    await set_status(ctx, [r.id for r in batch], status)
+    code = STATUS_CODE[status]
+    for r in existing:
+        ctx.emit.finished(ctx.now, r.id, r.aid, TYPE_CODE[r.type], r.started_at_ms, code)
+    if sw.retry_policy != "cvsa" or delay is None:
+        return
+    for r in existing:  # §10.2/§10.4: deployed re-queues them -- as normal rows (§4)
+        type = "normal" if sw.bulk_failure_archive_to_normal else r.type
+        await schedule_snapshot(ctx, r.aid, type, ctx.now + delay)
