@@ -138,6 +138,30 @@ def test_forward_search_probes_exactly_4032_windows_then_falls_back_bare() -> No
     assert counter == {**before, W0 - 3 * W: 11}
 
 
+def test_everything_full_leaves_the_hash_unchanged_after_4032_plus_6_windows() -> None:
+    counter = {W0 + i * W: 3000 for i in range(-5, 4032)}
+    before = dict(counter)
+    seen: list[Incr] = []
+
+    def record() -> AdjustGen:
+        gen = deployed(W0 + 1, now=W0, rng=Draws())
+        reply = 0
+        try:
+            while True:
+                effect = gen.send(reply) if seen else next(gen)
+                seen.append(effect)
+                reply = yield effect
+        except StopIteration as stop:
+            done: Adjusted = stop.value
+            return done
+
+    result = run_against(record(), counter)
+    assert result == Adjusted(W0 + 1, None, 2 * (4032 + 6), "exhausted")
+    assert counter == before
+    probed = [e.window_ms for e in seen if e.delta == +1]
+    assert probed == [W0 + i * W for i in range(4032)] + [W0 - i * W for i in range(6)]
+
+
 def test_design_fallback_jitters_and_never_goes_before_now() -> None:
     counter = {W0 + i * W: 1000 for i in range(3)}
     now = W0 + 2 * W
