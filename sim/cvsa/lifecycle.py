@@ -132,7 +132,7 @@ def advance(
 
 
 def transitions_for(switches: Switches) -> Mapping[tuple[Status, Act], Status]:
-    """The table a run should check against: the deployed one while the aids-as-ids bug is on."""
+    """The table a run checks against: the deployed one while the aids-as-ids bug is on (§8.3)."""
     return CVSA_2026_TRANSITIONS if switches.bulk_aids_as_ids_bug else TRANSITIONS
 
 

@@ -67,7 +67,8 @@ def in_bounds(started_at_ms: Ms, bounds: tuple[Ms | None, Ms]) -> bool:
 
 
 def single_tick_sort_key(started_at_ms: Ms, row_id: int) -> tuple[Ms, int]:
-    """The order snapshotTick takes rows in (no ORDER BY in the code; this model's choice)."""
+    """The order snapshotTick takes rows in: no ORDER BY in the code, so this model's choice
+    (reference §7.1, §19.10, Q5)."""
     return (started_at_ms, row_id)
 
 

@@ -162,5 +162,5 @@ def window_key_iso(window_ms: Ms) -> str:
 
 
 def window_from_key(key: str) -> Ms:
-    """The window start named by a Redis field written by :func:`window_key_iso`."""
+    """The window start named by a Redis field written by :func:`window_key_iso` (§2.8)."""
     return parse_instant_ms(key)
