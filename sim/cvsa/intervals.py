@@ -8,6 +8,7 @@ reference §19.8 depend on it.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Final
 
 from sim.cvsa import jsmath
@@ -17,10 +18,11 @@ from sim.cvsa.constants import (
     NEW_MAX_AGE_MS,
     NEW_MIN_VPH,
     REGULAR_EPSILON_H,
+    REGULAR_LOOKBACK_MS,
     REGULAR_TARGET_MAX_MS,
 )
 from sim.cvsa.profile import Switches
-from sim.cvsa.snapshots import Snapshot
+from sim.cvsa.snapshots import Snapshot, find_closest_snapshot, find_snapshot_before
 from sim.units import HOUR_MS, MINUTE_MS, Ms
 
 LOOKBACKS_MS: Final[tuple[Ms, ...]] = ETA_LOOKBACKS_MS
@@ -67,6 +69,24 @@ def regular_interval_hours(older: Snapshot | None, latest: Snapshot | None) -> i
     if per_day < 320:
         return 12
     return 6
+
+
+def regular_interval_for(snapshots: Sequence[Snapshot], now_ms: Ms) -> int:
+    """:func:`regular_interval_hours` with the deployed choice of snapshots (reference §11.6).
+
+    The baseline is the last snapshot at or before ``now - 24 h``, or if there is none the one
+    closest to that instant; the other end is the latest snapshot. A video whose latest snapshot
+    is over 24 h old gets the same row at both ends, hence 0 h (the re-poll loop of §10.3, Q3).
+
+    Args:
+        snapshots: one video's snapshots in ascending ``created_at`` order.
+        now_ms: the caller's clock.
+    """
+    at = now_ms - REGULAR_LOOKBACK_MS
+    older = find_snapshot_before(snapshots, at)
+    if older is None:
+        older = find_closest_snapshot(snapshots, at)
+    return regular_interval_hours(older, snapshots[-1] if snapshots else None)
 
 
 def regular_dispatch_target_ms(

@@ -22,13 +22,14 @@ from typing import NamedTuple
 from sim.cvsa import jsmath
 from sim.cvsa.constants import (
     ETA_DELTA,
+    ETA_LOOKBACKS_MS,
     MILESTONE_CANDIDATE_ETA_H,
     MILESTONE_DELAY_MAX_MS,
     MILESTONE_DELAY_MIN_MS,
     MILESTONE_ETA_LIMIT_H,
 )
-from sim.cvsa.snapshots import Snapshot
-from sim.units import HOUR_MS
+from sim.cvsa.snapshots import Snapshot, find_closest_snapshot
+from sim.units import HOUR_MS, Ms
 
 MILLION = 1_000_000
 
@@ -140,6 +141,27 @@ def adjusted_eta_hours(
     if math.isnan(best):  # the deployed "NaN -> Infinity" guard (§11.4 step 4)
         best = math.inf
     return EtaEstimate(best, best_speed)
+
+
+def lookback_snapshots(snapshots: Sequence[Snapshot], now_ms: Ms) -> list[Snapshot | None]:
+    """For each ETA lookback, the snapshot closest to ``now - lookback`` (reference §11.4 step 3).
+
+    The input of :func:`adjusted_eta_hours`, computed over one video's snapshots in ascending
+    ``created_at`` order, with the §19.7 tie-break.
+    """
+    return [find_closest_snapshot(snapshots, now_ms - back) for back in ETA_LOOKBACKS_MS]
+
+
+def milestone_passed(prev_views: int, views: int) -> bool:
+    """After a milestone snapshot: was the milestone passed? (reference §9 step 7)
+
+    True when the new views exceed ``closest_milestone(prev_views)`` (non-strict) — strictly:
+    landing exactly on the milestone is not "passed", and the re-ETA then finds 0 views to go.
+    Seed 000 says "若已达成成就 → 不再调度" without the comparison, so both profiles use the
+    deployed one. ``prev_views`` is the latest snapshot read **before** the fetch; without one the
+    deployed code throws and the row ends ``failed`` (§9 step 7).
+    """
+    return views > closest_milestone(prev_views)
 
 
 def eta_table_value(views: int, speed: float, delta: float = ETA_DELTA) -> float:

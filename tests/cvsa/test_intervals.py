@@ -9,6 +9,7 @@ from sim.cvsa.intervals import (
     NEW_OFFSETS_MS,
     new_continuation_ms,
     regular_dispatch_target_ms,
+    regular_interval_for,
     regular_interval_hours,
 )
 from sim.cvsa.profile import CVSA_2026, DESIGN
@@ -105,3 +106,19 @@ def test_new_continuation(
 def test_new_continuation_negative_age_is_not_stopped_by_the_floor() -> None:
     # Clock skew (snapshot before publication): the floor only applies to positive ages.
     assert new_continuation_ms(-MINUTE_MS, 10, DESIGN) == 240 * MINUTE_MS
+
+
+def test_regular_interval_for_picks_the_deployed_baseline() -> None:
+    now = T + 100 * HOUR_MS
+    rows = [
+        Snapshot(now - 30 * HOUR_MS, 1_000),  # the last at or before now - 24 h
+        Snapshot(now - 20 * HOUR_MS, 1_500),
+        Snapshot(now - HOUR_MS, 1_010),
+    ]
+    # 10 views over 29 h: 10 / 29.001 * 24 = 8.3/day -> 24 h
+    assert regular_interval_for(rows, now) == 24
+    # No snapshot before now - 24 h: the closest after it (20 h ago) is the baseline.
+    assert regular_interval_for(rows[1:], now) == 36  # -490 views
+    # Latest older than 24 h: the same row at both ends -> 0 h (the re-poll loop of §10.3).
+    assert regular_interval_for(rows[:1], now) == 0
+    assert regular_interval_for([], now) == 0

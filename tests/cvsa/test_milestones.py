@@ -12,9 +12,11 @@ from sim.cvsa.milestones import (
     bulk_eta_speed,
     closest_milestone,
     eta_table_value,
+    lookback_snapshots,
     milestone_candidate,
     milestone_delay_ms,
     milestone_factor,
+    milestone_passed,
     to_float4,
 )
 from sim.cvsa.snapshots import Snapshot
@@ -209,3 +211,26 @@ def test_milestone_candidate(
 ) -> None:
     assert milestone_candidate(views, is_song, eta_h, wide=False) is design
     assert milestone_candidate(views, is_song, eta_h, wide=True) is deployed
+
+
+def test_lookback_snapshots_pick_the_closest_to_each_lookback() -> None:
+    rows = [
+        Snapshot(T - 80 * HOUR_MS, 1),
+        Snapshot(T - 5 * HOUR_MS, 2),
+        Snapshot(T - 50 * MINUTE_MS, 3),
+        Snapshot(T - 2 * MINUTE_MS, 4),
+    ]
+    # 3 min -> 2 min ago; 20 min -> 2 min ago (18 min off vs 30); 1 h -> 50 min ago;
+    # 3 h -> 5 h ago (2 h off vs 2 h 10 min: 50 min ago is 2 h 10 min away); 6 h -> 5 h ago;
+    # 72 h -> 80 h ago (8 h off vs 67 h).
+    assert lookback_snapshots(rows, T) == [rows[3], rows[3], rows[2], rows[1], rows[1], rows[0]]
+    assert lookback_snapshots([], T) == [None] * 6
+
+
+def test_milestone_passed_is_strictly_above_the_previous_target() -> None:
+    assert not milestone_passed(95_000, 99_999)
+    assert not milestone_passed(95_000, 100_000)  # exactly on it: not passed
+    assert milestone_passed(95_000, 100_001)
+    assert milestone_passed(999_000, 1_000_001)
+    assert not milestone_passed(1_000_000, 1_000_000)  # already on 1M: the target stays 1M
+    assert milestone_passed(1_000_000, 1_000_001)
