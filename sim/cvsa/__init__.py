@@ -15,5 +15,6 @@ Modules:
     retry        seed-004 backoff and the deployed retry table
     lifecycle    schedule statuses and types; the status state machine
     schedule     scheduleSnapshot's decision (§5)
+    ticks        tick bounds, orders, batches and priorities; cleanup cutoff
     snapshots    the snapshot record and the closest-snapshot lookups
 """

@@ -14,7 +14,8 @@ import math
 
 
 def div(a: float, b: float) -> float:
-    """``a / b`` with JavaScript semantics: ``x/0`` is ``±inf`` and ``0/0`` is ``nan``."""
+    """``a / b`` as JavaScript computes it: ``x/0`` is ``±inf``, ``0/0`` is ``nan`` (reference,
+    "Conventions")."""
     if b == 0:
         if a == 0 or math.isnan(a):
             return math.nan
@@ -24,7 +25,8 @@ def div(a: float, b: float) -> float:
 
 
 def truncate(x: float, lo: float, hi: float) -> float:
-    """``max(lo, min(x, hi))`` as ``Math.max(lo, Math.min(x, hi))``: ``NaN`` stays ``NaN``."""
+    """CVSA ``truncate(x, lo, hi)`` = ``Math.max(lo, Math.min(x, hi))``; ``NaN`` stays ``NaN``
+    (reference, "Conventions")."""
     if math.isnan(x):
         return math.nan
     return max(lo, min(x, hi))

@@ -34,7 +34,6 @@ def _meta(doc: str, cite: str, basis: str) -> dict[str, str]:
     return {"doc": doc, "cite": cite, "basis": basis}
 
 
-NOTE = "note"
 SILENT = "note silent: deployed"
 
 

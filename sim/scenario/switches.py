@@ -48,7 +48,7 @@ def _ms(word: str | None, minimum: int) -> PlainValidator:
             raise ValueError(f"must be >= {minimum} ms")
         return value
 
-    return PlainValidator(check)
+    return PlainValidator(check, json_schema_input_type=int | str)
 
 
 # PlainValidator (not a union) keeps error locations to the bare key: "switches.x must be ...".

@@ -100,7 +100,6 @@ def test_each_switch_can_be_overridden_to_the_other_profile(name: str) -> None:
 
 
 def test_resolve_without_overrides_is_the_profile() -> None:
-    assert resolve("design", {}) is not None
     assert resolve("design", {}) == DESIGN
     assert resolve("cvsa-2026", {}) == CVSA_2026
 

@@ -1,0 +1,137 @@
+"""Regular intervals, the regular dispatch target, and the new-song continuation.
+
+Intervals are returned in the unit the deployed code uses (hours for regular rows, reference
+§11.6) or in milliseconds where the caller adds them to ``now`` (new rows, §9 step 5). All
+arithmetic mirrors the TypeScript expression order (:mod:`sim.cvsa.jsmath`); the boundary cases of
+reference §19.8 depend on it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Final
+
+from sim.cvsa import jsmath
+from sim.cvsa.constants import (
+    ETA_LOOKBACKS_MS,
+    NEW_INITIAL_OFFSETS_MS,
+    NEW_MAX_AGE_MS,
+    NEW_MIN_VPH,
+    REGULAR_EPSILON_H,
+    REGULAR_LOOKBACK_MS,
+    REGULAR_TARGET_MAX_MS,
+)
+from sim.cvsa.profile import Switches
+from sim.cvsa.snapshots import Snapshot, find_closest_snapshot, find_snapshot_before
+from sim.units import HOUR_MS, MINUTE_MS, Ms
+
+LOOKBACKS_MS: Final[tuple[Ms, ...]] = ETA_LOOKBACKS_MS
+"""3 min, 20 min, 1 h, 3 h, 6 h, 72 h: the ETA speed lookbacks, in order (reference §11.4)."""
+
+NEW_OFFSETS_MS: Final[tuple[Ms, ...]] = NEW_INITIAL_OFFSETS_MS
+"""1.5, 3, 5 and 10 min: the four initial ``new`` rows (seed 000; reference §13.2)."""
+
+# (views/hour strictly above, interval) from the fastest band down; default 240 min (§9 step 5).
+NEW_INTERVAL_LADDER: Final[tuple[tuple[float, Ms], ...]] = (
+    (1000.0, 15 * MINUTE_MS),
+    (100.0, 60 * MINUTE_MS),
+    (50.0, 120 * MINUTE_MS),
+)
+NEW_INTERVAL_DEFAULT_MS: Final[Ms] = 240 * MINUTE_MS
+
+
+def regular_interval_hours(older: Snapshot | None, latest: Snapshot | None) -> int:
+    """``getRegularSnapshotInterval``: hours until the next ``normal`` snapshot (§11.6, §19.8).
+
+    Seed 000's table (= 0 → 72 h, < 6/day → 36 h, 6–119 → 24 h, 120–319 → 12 h, ≥ 320 → 6 h) on
+    the growth from ``older`` to ``latest``, normalised per day as
+    ``Δv / (Δh + 0.001) * 24``. Degenerate inputs give **0 h** (no baseline, or both snapshots at
+    the same instant). Negative growth falls in the < 6/day band (36 h). Because of the 0.001 h
+    epsilon, exactly 6/120/320 per day over 23.999 h reach the next band, while over exactly 24 h
+    they stay just below it (§19.8).
+
+    Args:
+        older: the last snapshot at or before ``now - 24 h`` (``find_snapshot_before``), or if
+            there is none the one closest to that instant (``find_closest_snapshot``).
+        latest: the latest snapshot.
+    """
+    if older is None or latest is None or older.created_at_ms == latest.created_at_ms:
+        return 0
+    delta_hours = (latest.created_at_ms - older.created_at_ms) / HOUR_MS
+    delta_views = latest.views - older.views
+    if delta_views == 0:
+        return 72
+    per_day = jsmath.div(delta_views, delta_hours + REGULAR_EPSILON_H) * 24
+    if per_day < 6:
+        return 36
+    if per_day < 120:
+        return 24
+    if per_day < 320:
+        return 12
+    return 6
+
+
+def regular_interval_for(snapshots: Sequence[Snapshot], now_ms: Ms) -> int:
+    """:func:`regular_interval_hours` with the deployed choice of snapshots (reference §11.6).
+
+    The baseline is the last snapshot at or before ``now - 24 h``, or if there is none the one
+    closest to that instant; the other end is the latest snapshot. A video whose latest snapshot
+    is over 24 h old gets the same row at both ends, hence 0 h (the re-poll loop of §10.3, Q3).
+
+    Args:
+        snapshots: one video's snapshots in ascending ``created_at`` order.
+        now_ms: the caller's clock.
+    """
+    at = now_ms - REGULAR_LOOKBACK_MS
+    older = find_snapshot_before(snapshots, at)
+    if older is None:
+        older = find_closest_snapshot(snapshots, at)
+    return regular_interval_hours(older, snapshots[-1] if snapshots else None)
+
+
+def regular_dispatch_target_ms(
+    now_ms: Ms, last_snapshot_ms: Ms | None, interval_h: int, switches: Switches
+) -> Ms:
+    """The target time ``dispatchRegularSnapshots`` passes to ``scheduleSnapshot`` (§11.7).
+
+    Design (seed 000: "根据过去24小时的播放量增速决定 … 快照间隔"): ``now + interval``.
+    Deployed (switch ``regular_target_from_last_snapshot``, §16.8): the latest snapshot time
+    (``now`` when there is none) plus the interval, clamped to [now + 1 ms, now + 100000 weeks].
+
+    Args:
+        now_ms: the dispatcher's clock.
+        last_snapshot_ms: ``latest_video_snapshot.time``, or None.
+        interval_h: :func:`regular_interval_hours`.
+        switches: the run's switches.
+    """
+    if not switches.regular_target_from_last_snapshot:
+        return now_ms + interval_h * HOUR_MS
+    last = now_ms if last_snapshot_ms is None else last_snapshot_ms
+    return min(max(last + interval_h * HOUR_MS, now_ms + 1), now_ms + REGULAR_TARGET_MAX_MS)
+
+
+def new_continuation_ms(age_ms: Ms, views: int, switches: Switches) -> Ms | None:
+    """After a ``new`` snapshot: the delay to the next ``new`` row, or None to stop (§9 step 5).
+
+    Seed 000: "发布时间 < 48小时且速度 > 10/小时 → 继续调度下一次 new". Both profiles stop once the
+    age exceeds 48 h and measure speed as the **average since publication** (``views / age``) —
+    the note is silent on which speed, so the deployed one applies. The 10 views/h floor applies
+    once the age exceeds ``switches.new_speed_floor_after_ms`` (0 in design; 2 h deployed,
+    §16.4); exactly 10 views/h continues. The interval is 240 min, 120 above 50 views/h, 60 above
+    100 and 15 above 1000 (note silent; deployed ladder).
+
+    Args:
+        age_ms: snapshot time minus ``songs.published_at``.
+        views: the snapshot's views.
+        switches: the run's switches.
+    """
+    age_h = age_ms / HOUR_MS
+    vph = jsmath.div(views, age_h)  # age 0 gives inf (or NaN for 0 views), as in JavaScript
+    if age_ms > NEW_MAX_AGE_MS:
+        return None
+    if age_ms > switches.new_speed_floor_after_ms and vph < NEW_MIN_VPH:
+        return None
+    for above, interval in NEW_INTERVAL_LADDER:
+        if vph > above:
+            return interval
+    return NEW_INTERVAL_DEFAULT_MS

@@ -1,0 +1,249 @@
+"""Retries: the seed-004 backoff (profile ``design``) and the deployed retry table (``cvsa-2026``).
+
+Switch ``retry_policy`` picks one:
+
+* ``"backoff"`` (seed 004, "推荐：指数退避 + 抖动"): a failed fetch is retried inside the same job
+  after :func:`backoff_delay_ms`, up to ``max_retries`` times, and only for errors
+  :func:`is_retryable` accepts. A snapshot read is a "查询类（只读）" call: 3 retries from 1 s
+  (seed 004 "各场景推荐配置"). After the last attempt the row gets the status of
+  :data:`CVSA_OUTCOMES` for that failure and nothing is rescheduled: the dispatchers re-add the
+  video (seed 000).
+* ``"cvsa"``: no in-job retries (every processor catches its own errors, reference §1.2); the
+  outcome table :data:`CVSA_OUTCOMES` says which status is written and which row is scheduled
+  again, and when (reference §9 error handling, §10.2-§10.4, §17 "Single/Bulk outcomes").
+
+Random parts take a uniform draw ``u`` in [0, 1) from the caller's stream.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Final, Literal
+
+from sim.cvsa.constants import (
+    BULK_BILI_RETRY_MS,
+    BULK_NO_PROXY_RETRY_MAX_MS,
+    SINGLE_RETRY_MILESTONE_MS,
+    SINGLE_RETRY_OTHER_MS,
+)
+from sim.cvsa.lifecycle import SnapshotType, Status
+from sim.cvsa.profile import Switches
+from sim.units import Ms
+
+
+class ErrorKind(StrEnum):
+    """Seed 004's classes of failure (``isRetryableError``)."""
+
+    NETWORK = "network"  # "fetch failed", ECONNRESET
+    TIMEOUT = "timeout"  # "timeout", ETIMEDOUT
+    HTTP_5XX = "http_5xx"
+    RATE_LIMITED = "rate_limited"  # 429 / "rate limit": retryable, usually after a longer wait
+    HTTP_4XX = "http_4xx"  # any other 4xx: parameters, permissions
+    BUSINESS = "business"  # an API-level error code ("Open API 错误")
+    OTHER = "other"  # anything unrecognised: seed 004 returns false
+
+
+RETRYABLE: Final = frozenset(
+    {ErrorKind.NETWORK, ErrorKind.TIMEOUT, ErrorKind.HTTP_5XX, ErrorKind.RATE_LIMITED}
+)
+
+
+def is_retryable(kind: ErrorKind) -> bool:
+    """Seed 004 ``isRetryableError``: network, timeout, 5xx and 429 yes; 4xx, business, other no."""
+    return kind in RETRYABLE
+
+
+@dataclass(frozen=True)
+class Backoff:
+    """Seed 004 ``RetryOptions``; the defaults are its ``DEFAULT_RETRY`` (also "查询类")."""
+
+    max_retries: int = 3
+    base_ms: Ms = 1000
+    cap_ms: Ms = 30_000
+    jitter: float = 0.5
+
+
+def backoff_delay_ms(
+    attempt: int,
+    base_ms: Ms = 1000,
+    cap_ms: Ms = 30_000,
+    jitter: float = 0.5,
+    *,
+    u: float,
+) -> Ms:
+    """Seed 004 ``calculateDelay``: ``min(base·2^(attempt−1), cap)`` ± ``jitter`` of it.
+
+    The jitter is ``delay × jitter × (2u − 1)``, so ±50% by default, and the result is never
+    negative. Virtual time is integral, so the fraction of a millisecond is dropped (as a
+    JavaScript timer does).
+
+    Args:
+        attempt: the attempt that just failed, from 1.
+        base_ms: delay after the first failure.
+        cap_ms: the most the exponential part may reach.
+        jitter: the jitter factor in [0, 1].
+        u: a uniform draw in [0, 1) (``Math.random()``).
+
+    Raises:
+        ValueError: for ``attempt < 1`` or ``u`` outside [0, 1).
+    """
+    if attempt < 1:
+        raise ValueError(f"attempt counts from 1 (got {attempt})")
+    if not 0.0 <= u < 1.0:
+        raise ValueError(f"u must be in [0, 1) (got {u!r})")
+    # 2^(attempt-1) as a shift; past 2^62 the cap has long been reached.
+    delay = min(base_ms * (1 << min(attempt - 1, 62)), cap_ms)
+    return max(0, math.floor(delay + delay * jitter * (u * 2 - 1)))
+
+
+def backoff_retry_ms(policy: Backoff, attempt: int, kind: ErrorKind, u: float) -> Ms | None:
+    """After ``attempt`` failed with ``kind``: the delay before the next attempt, or None to give
+    up (seed 004 ``withRetry``: attempts 1 … ``max_retries`` + 1, retryable errors only)."""
+    if attempt > policy.max_retries or not is_retryable(kind):
+        return None
+    return backoff_delay_ms(attempt, policy.base_ms, policy.cap_ms, policy.jitter, u=u)
+
+
+# --- the deployed outcome table -----------------------------------------------------------------
+
+
+class Path(StrEnum):
+    """Which worker handled the row: ``snapshotVideo`` (single) or ``bulkSnapshotVideo``."""
+
+    SINGLE = "single"
+    BULK = "bulk"
+
+
+class Outcome(StrEnum):
+    """How a snapshot job ended (the deployed code's error names, reference §9, §10, §14)."""
+
+    SUCCESS = "success"
+    BILI_CODE = "bili_code"  # API body code != 0
+    NO_PROXY = "NO_PROXY_AVAILABLE"  # every proxy rate-limited right now (§14.3)
+    ALICLOUD_PROXY_ERR = "ALICLOUD_PROXY_ERR"  # non-200 or exception through Ali FC (§14.4)
+    OTHER = "other"  # FETCH_ERROR, database errors, the TypeError of §9 step 7
+
+
+CVSA_ERROR_KINDS: Final[Mapping[Outcome, ErrorKind]] = {
+    Outcome.BILI_CODE: ErrorKind.BUSINESS,
+    Outcome.NO_PROXY: ErrorKind.RATE_LIMITED,  # "no proxy" means "rate-limited everywhere"
+    Outcome.ALICLOUD_PROXY_ERR: ErrorKind.HTTP_5XX,  # a failing proxy, not a bad request
+    Outcome.OTHER: ErrorKind.NETWORK,  # mostly FETCH_ERROR (fetch failure or abort timeout)
+}
+"""How seed 004 classifies each deployed failure (used with ``retry_policy = "backoff"``)."""
+
+Reschedule = Literal["same", "normal", "rule"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class CvsaOutcome:
+    """One row of the deployed outcome table (reference §17 "Single/Bulk outcomes")."""
+
+    status: Status
+    """Status written to the row (bulk: to every schedule id of the batch)."""
+    reschedule: Reschedule | None
+    """None: nothing; ``same``: the row's type again; ``normal``: a normal row for every fetched
+    aid (archive rows too, switch ``bulk_failure_archive_to_normal``); ``rule``: the type's own
+    follow-up (new continuation, milestone re-ETA, regular interval)."""
+    delay_ms: Ms = 0
+    """Fixed part of the delay (single path: the non-milestone retryInterval)."""
+    milestone_delay_ms: Ms | None = None
+    """Single path: the milestone retryInterval."""
+    random_delay_ms: Ms = 0
+    """Plus ``floor(u × random_delay_ms)``, one draw per batch."""
+    force: bool = False
+    adjust: bool = True
+    cite: str
+
+
+CVSA_OUTCOMES: Final[Mapping[tuple[Path, Outcome], CvsaOutcome]] = {
+    (Path.SINGLE, Outcome.SUCCESS): CvsaOutcome(
+        status=Status.COMPLETED, reschedule="rule", cite="reference §9 steps 4-7"
+    ),
+    (Path.SINGLE, Outcome.BILI_CODE): CvsaOutcome(
+        status=Status.BILI_ERROR, reschedule=None, cite="reference §9 step 4, §16.12"
+    ),
+    (Path.SINGLE, Outcome.NO_PROXY): CvsaOutcome(
+        status=Status.NO_PROXY,
+        reschedule="same",
+        delay_ms=SINGLE_RETRY_OTHER_MS,
+        milestone_delay_ms=SINGLE_RETRY_MILESTONE_MS,
+        cite="reference §9 error handling, §16.13",
+    ),
+    (Path.SINGLE, Outcome.ALICLOUD_PROXY_ERR): CvsaOutcome(
+        status=Status.FAILED,
+        reschedule="same",
+        delay_ms=SINGLE_RETRY_OTHER_MS,
+        milestone_delay_ms=SINGLE_RETRY_MILESTONE_MS,
+        cite="reference §9 error handling, §16.13",
+    ),
+    (Path.SINGLE, Outcome.OTHER): CvsaOutcome(
+        status=Status.FAILED, reschedule=None, cite="reference §9 error handling"
+    ),
+    (Path.BULK, Outcome.SUCCESS): CvsaOutcome(
+        status=Status.COMPLETED, reschedule="rule", cite="reference §10.3"
+    ),
+    (Path.BULK, Outcome.BILI_CODE): CvsaOutcome(
+        status=Status.FAILED,
+        reschedule="normal",
+        delay_ms=BULK_BILI_RETRY_MS,
+        cite="reference §10.2, §16.13",
+    ),
+    (Path.BULK, Outcome.NO_PROXY): CvsaOutcome(
+        status=Status.NO_PROXY,
+        reschedule="normal",
+        random_delay_ms=BULK_NO_PROXY_RETRY_MAX_MS,
+        cite="reference §10.4, §16.13",
+    ),
+    (Path.BULK, Outcome.ALICLOUD_PROXY_ERR): CvsaOutcome(
+        status=Status.FAILED, reschedule=None, cite="reference §10.4"
+    ),
+    (Path.BULK, Outcome.OTHER): CvsaOutcome(
+        status=Status.FAILED, reschedule=None, cite="reference §10.4"
+    ),
+}
+"""The deployed outcome of every (path, outcome) pair; force is False and adjust True in all."""
+
+
+@dataclass(frozen=True)
+class CvsaRetry:
+    """A concrete reschedule: ``scheduleSnapshot(aid, type, now + delay_ms, force, adjust)``."""
+
+    snapshot_type: SnapshotType
+    delay_ms: Ms
+    force: bool
+    adjust: bool
+
+
+def cvsa_retry(
+    path: Path, outcome: Outcome, snapshot_type: SnapshotType, switches: Switches, u: float
+) -> CvsaRetry | None:
+    """The deployed retry of a failed row, or None (reference §9, §10.2, §10.4).
+
+    Success (``reschedule == "rule"``) and failures without a retry give None. For a bulk batch,
+    call once per fetched aid with the **same** ``u`` (one draw per batch, §10.4). With
+    ``bulk_failure_archive_to_normal`` off, a bulk archive row is re-queued as archive.
+
+    Args:
+        path: which worker.
+        outcome: how the job ended.
+        snapshot_type: the failed row's type.
+        switches: the run's switches.
+        u: a uniform draw in [0, 1); only used for the bulk no-proxy delay.
+    """
+    row = CVSA_OUTCOMES[path, outcome]
+    if row.reschedule is None or row.reschedule == "rule":
+        return None
+    delay = row.delay_ms
+    if snapshot_type is SnapshotType.MILESTONE and row.milestone_delay_ms is not None:
+        delay = row.milestone_delay_ms
+    delay += math.floor(u * row.random_delay_ms)
+    new_type = snapshot_type
+    if row.reschedule == "normal" and (
+        snapshot_type is not SnapshotType.ARCHIVE or switches.bulk_failure_archive_to_normal
+    ):
+        new_type = SnapshotType.NORMAL
+    return CvsaRetry(new_type, delay, row.force, row.adjust)

@@ -1,0 +1,119 @@
+"""``scheduleSnapshot``: what one call decides to do, without doing it (reference §5).
+
+The caller looks up the aid's active rows of the same type, asks :func:`plan_schedule_snapshot`,
+and carries out the returned decision:
+
+* :class:`Skip`: nothing (an active row of the type exists and ``force`` is off, or a milestone
+  row is already due earlier).
+* :class:`Move`: update the row's ``started_at`` in one transaction and apply ``effects`` (the
+  window counts follow the row only if it was pending, §5 step 2, §19.11).
+* :class:`Insert`: insert a pending row. With ``adjust`` run
+  :func:`sim.cvsa.windows.adjust_snapshot_time` and insert at its time; otherwise apply
+  ``Insert.incr`` (the unconditional +1 of milestone and new rows, no cap check, §19.12) and insert
+  at the target. The insert is not atomic with the count (§5 step 5).
+
+Which calls force: the 4 initial ``new`` rows and collectSongs' row always do; a ``new``
+continuation does when ``switches.new_successors_forced`` (deployed, §13.3); nothing else does
+(§4).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from sim.cvsa.lifecycle import SnapshotType, Status
+from sim.cvsa.profile import Switches
+from sim.cvsa.windows import Incr
+from sim.units import Ms, window_start
+
+
+@dataclass(frozen=True)
+class ActiveRow:
+    """An active (pending or processing) row of the same aid and type."""
+
+    id: int
+    status: Status
+    started_at_ms: Ms
+
+
+@dataclass(frozen=True)
+class Skip:
+    """Do nothing; ``reason`` is ``"active"`` or ``"not_earlier"``."""
+
+    reason: str
+
+
+@dataclass(frozen=True)
+class Move:
+    """Move milestone row ``row_id`` from ``from_ms`` to ``to_ms`` and apply ``effects``."""
+
+    row_id: int
+    from_ms: Ms
+    to_ms: Ms
+    effects: tuple[Incr, ...]
+
+
+@dataclass(frozen=True)
+class Insert:
+    """Insert a pending row at ``target_ms`` (after adjustment when ``adjust``)."""
+
+    target_ms: Ms
+    adjust: bool
+
+    @property
+    def incr(self) -> Incr | None:
+        """The unconditional window increment of an unadjusted insert (§5 step 4)."""
+        return None if self.adjust else Incr(window_start(self.target_ms), +1)
+
+
+def plan_schedule_snapshot(
+    snapshot_type: SnapshotType,
+    target_ms: Ms,
+    active: Sequence[ActiveRow],
+    *,
+    force: bool,
+    adjust_time: bool,
+    switches: Switches,
+) -> Skip | Move | Insert:
+    """Decide one ``scheduleSnapshot(aid, type, target, force, adjustTime)`` call (§5).
+
+    1. A milestone target for an aid with active milestone rows can only pull a row **earlier**:
+       the row with the latest ``started_at`` is moved if it is due after ``target_ms``.
+       Deployed (switch ``milestone_move_processing``) picks among all active rows, so a
+       processing row can be moved, with no window change (§19.11); design (seed 000,
+       "若视频已有同类型待处理调度，更新其时间为更早的") among pending rows only. Nothing clamps the
+       move to the future.
+    2. Otherwise an active row of the type means no new row unless ``force``.
+    3. Milestone and new rows keep their exact time (an uncapped +1); other types go through
+       the window search when ``adjust_time`` (seed 000 "时间调整策略").
+
+    Args:
+        snapshot_type: the row type.
+        target_ms: the wanted due time.
+        active: the aid's pending and processing rows **of this type**.
+        force: insert even if an active row of the type exists.
+        adjust_time: the caller's ``adjustTime`` (true everywhere in the deployed code).
+        switches: the run's switches.
+    """
+    if snapshot_type is SnapshotType.MILESTONE and active:
+        movable = [
+            r for r in active if switches.milestone_move_processing or r.status is Status.PENDING
+        ]
+        if movable:
+            # ORDER BY started_at DESC LIMIT 1; equal times are unordered in SQL: take the newer id.
+            row = max(movable, key=lambda r: (r.started_at_ms, r.id))
+            if row.started_at_ms > target_ms:
+                effects: tuple[Incr, ...] = ()
+                if row.status is Status.PENDING:
+                    effects = (
+                        Incr(window_start(row.started_at_ms), -1),
+                        Incr(window_start(target_ms), +1),
+                    )
+                return Move(row.id, row.started_at_ms, target_ms, effects)
+            if not force:
+                return Skip("not_earlier")
+    if active and not force:
+        return Skip("active")
+    exact = snapshot_type in (SnapshotType.MILESTONE, SnapshotType.NEW)
+    return Insert(target_ms, adjust=adjust_time and not exact)

@@ -1,0 +1,166 @@
+"""``adjustSnapshotTime``: load levelling over 5-minute windows, as a generator of effects.
+
+Rules of this module (style-anchors R2):
+
+* The search is a generator that **yields** :class:`Incr` effects ("HINCRBY this window by
+  delta") and is **sent** the new count back, exactly one Redis round trip per yield. It never
+  touches a counter itself, so an engine can interleave other tasks between probes (the refresh
+  race of reference §6.3 lives there) and tests can drive it step by step.
+* The generator returns an :class:`Adjusted` record: the due time, the window holding the
+  reservation (or None) and how many round trips it took.
+* Randomness comes from the ``rng`` argument: one ``rng.random()`` per jittered result, none
+  otherwise.
+
+Windows are identified by their start in epoch ms (``sim.units.window_start``); the Redis field
+is its ISO form (:func:`window_key_iso`, reference §2.8).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Generator, MutableMapping
+from dataclasses import dataclass
+from typing import Literal, TypeVar
+
+from sim.cvsa.profile import Switches
+from sim.units import WINDOW_MS, Ms, format_instant_ms, parse_instant_ms, window_start
+
+_R = TypeVar("_R")
+
+
+@dataclass(frozen=True, slots=True)
+class Incr:
+    """Effect: ``HINCRBY cvsa:snapshot_window_counts <window> <delta>``; send back the new count."""
+
+    window_ms: Ms
+    delta: int
+
+
+Outcome = Literal["forward", "fallback", "exhausted"]
+"""Which phase placed the row: the forward search, the backward fallback, or neither."""
+
+
+@dataclass(frozen=True, slots=True)
+class Adjusted:
+    """The result of one ``adjustSnapshotTime`` call."""
+
+    time_ms: Ms
+    """The due time to insert (``started_at``)."""
+    reserved_window_ms: Ms | None
+    """The window that keeps the +1; None when every probed window was full."""
+    probes: int
+    """Redis round trips made (each reservation attempt and each undo counts one)."""
+    outcome: Outcome
+    """``forward``, ``fallback`` (log it: the forward search found nothing) or ``exhausted``
+    (nothing reserved; the row is inserted at the target over the cap)."""
+
+
+AdjustGen = Generator[Incr, int, Adjusted]
+
+
+def adjust_snapshot_time(
+    expected_ms: Ms,
+    now_ms: Ms,
+    *,
+    cap: int,
+    forward_windows: int,
+    backward_windows: int,
+    bare_fallback: bool,
+    rng: random.Random,
+) -> AdjustGen:
+    """Reserve a slot in the first window with room and pick a time in it (reference §6.2, §19).
+
+    Forward search: for i = 0 … ``forward_windows`` − 1, probe window w = w0 + i·W (w0 is the
+    window of ``expected_ms``): HINCRBY +1; if the new count is <= ``cap`` (a negative count is
+    room too) keep the reservation and return w + floor(r × 300000) ms, or ``now`` if that is in
+    the past — the reservation stays on w even then, and the result may be earlier than
+    ``expected_ms`` anywhere inside w (§19.1, §19.2). Otherwise undo with HINCRBY −1.
+
+    Fallback, only if every forward window was full: probe w0, w0 − W, … (``backward_windows``
+    windows, offset 0 included). Deployed (``bare_fallback``): return the bare window start, no
+    jitter, even in the past (§6.2 step 3, §19.4). Design (seed 000, "同上逻辑"): the same jitter
+    and not-before-now as the forward search.
+
+    If nothing has room, return ``expected_ms`` unchanged with nothing reserved; the counter is
+    back to its original values (fields probed for the first time are left at 0, as in Redis,
+    §19.3).
+
+    Args:
+        expected_ms: the target time.
+        now_ms: the caller's clock.
+        cap: rows per window (switch ``window_cap``).
+        forward_windows: switch ``forward_search_windows`` (4032 = 14 days).
+        backward_windows: switch ``backward_search_windows`` (6: offsets 0, −1 … −5).
+        bare_fallback: switch ``fallback_bare_window_start``.
+        rng: the jitter stream (``Math.random()``).
+
+    Yields:
+        :class:`Incr` effects; send the counter's new value after each.
+
+    Returns:
+        :class:`Adjusted`.
+    """
+    w0 = window_start(expected_ms)
+    probes = 0
+    phases: tuple[tuple[Outcome, range, int, bool], ...] = (
+        ("forward", range(forward_windows), +1, True),
+        ("fallback", range(backward_windows), -1, not bare_fallback),
+    )
+    for outcome, offsets, direction, jitter in phases:
+        for i in offsets:
+            w = w0 + direction * i * WINDOW_MS
+            count = yield Incr(w, +1)
+            probes += 1
+            if count <= cap:
+                if not jitter:
+                    return Adjusted(w, w, probes, outcome)
+                t = w + math.floor(rng.random() * WINDOW_MS)
+                return Adjusted(max(t, now_ms), w, probes, outcome)
+            yield Incr(w, -1)  # undo: the window was full
+            probes += 1
+    return Adjusted(expected_ms, None, probes, "exhausted")
+
+
+def adjust_with(switches: Switches, expected_ms: Ms, now_ms: Ms, rng: random.Random) -> AdjustGen:
+    """:func:`adjust_snapshot_time` with the window switches of a profile (reference §6.2)."""
+    return adjust_snapshot_time(
+        expected_ms,
+        now_ms,
+        cap=switches.window_cap,
+        forward_windows=switches.forward_search_windows,
+        backward_windows=switches.backward_search_windows,
+        bare_fallback=switches.fallback_bare_window_start,
+        rng=rng,
+    )
+
+
+def run_against(gen: Generator[Incr, int, _R], counter: MutableMapping[Ms, int]) -> _R:
+    """Drive an effect generator against a plain mapping with HINCRBY semantics.
+
+    A window absent from ``counter`` counts as 0 and is left present (possibly at 0) afterwards,
+    as Redis leaves zero-valued hash fields (reference §19.3). For tests and the in-memory path.
+    """
+    try:
+        effect = next(gen)
+        while True:
+            counter[effect.window_ms] = counter.get(effect.window_ms, 0) + effect.delta
+            effect = gen.send(counter[effect.window_ms])
+    except StopIteration as stop:
+        result: _R = stop.value
+        return result
+
+
+def window_key_iso(window_ms: Ms) -> str:
+    """The Redis hash field of a window: its start as ISO UTC, e.g. ``2026-01-09T07:35:00.000Z``.
+
+    Reference §2.8, §6.1 (``started_at_5min_utc``). ``window_ms`` must be a window start.
+    """
+    if window_ms % WINDOW_MS:
+        raise ValueError(f"not the start of a 5-minute window (got {window_ms})")
+    return format_instant_ms(window_ms)
+
+
+def window_from_key(key: str) -> Ms:
+    """The window start named by a Redis field written by :func:`window_key_iso` (§2.8)."""
+    return parse_instant_ms(key)

@@ -1,0 +1,145 @@
+"""Seed-004 backoff and the deployed retry table (reference §9, §10.2-§10.4, §17)."""
+
+from __future__ import annotations
+
+import pytest
+
+from sim.cvsa.lifecycle import SnapshotType, Status
+from sim.cvsa.profile import CVSA_2026, DESIGN
+from sim.cvsa.retry import (
+    CVSA_ERROR_KINDS,
+    CVSA_OUTCOMES,
+    Backoff,
+    CvsaRetry,
+    ErrorKind,
+    Outcome,
+    Path,
+    backoff_delay_ms,
+    backoff_retry_ms,
+    cvsa_retry,
+    is_retryable,
+)
+
+MS, NEW, NORMAL, ARCHIVE = (
+    SnapshotType.MILESTONE,
+    SnapshotType.NEW,
+    SnapshotType.NORMAL,
+    SnapshotType.ARCHIVE,
+)
+
+
+@pytest.mark.parametrize(
+    ("attempt", "u", "delay"),
+    [
+        (1, 0.5, 1000),  # 1s -> 2s -> 4s -> 8s ... (seed 004)
+        (2, 0.5, 2000),
+        (3, 0.5, 4000),
+        (4, 0.5, 8000),
+        (5, 0.5, 16_000),
+        (6, 0.5, 30_000),  # 32 s capped at 30 s
+        (60, 0.5, 30_000),
+        (10**6, 0.5, 30_000),
+        (1, 0.0, 500),  # -50%
+        (1, 0.999999, 1499),  # just under +50%, fraction dropped
+        (6, 0.0, 15_000),
+        (3, 0.25, 3000),
+    ],
+)
+def test_backoff_delay(attempt: int, u: float, delay: int) -> None:
+    assert backoff_delay_ms(attempt, u=u) == delay
+
+
+def test_backoff_delay_parameters_and_floor_at_zero() -> None:
+    assert backoff_delay_ms(3, 2000, 60_000, 0.0, u=0.9) == 8000
+    assert backoff_delay_ms(1, 1000, 30_000, 1.0, u=0.0) == 0
+    assert backoff_delay_ms(1, 1000, 30_000, 2.0, u=0.0) == 0  # never negative
+    with pytest.raises(ValueError, match="attempt counts from 1"):
+        backoff_delay_ms(0, u=0.5)
+    with pytest.raises(ValueError, match=r"u must be in \[0, 1\)"):
+        backoff_delay_ms(1, u=1.0)
+
+
+def test_is_retryable() -> None:
+    retryable = {k for k in ErrorKind if is_retryable(k)}
+    assert retryable == {
+        ErrorKind.NETWORK,
+        ErrorKind.TIMEOUT,
+        ErrorKind.HTTP_5XX,
+        ErrorKind.RATE_LIMITED,
+    }
+
+
+def test_backoff_retry_gives_up_after_max_retries_or_on_permanent_errors() -> None:
+    policy = Backoff()
+    assert [backoff_retry_ms(policy, a, ErrorKind.TIMEOUT, 0.5) for a in (1, 2, 3, 4)] == [
+        1000,
+        2000,
+        4000,
+        None,
+    ]
+    assert backoff_retry_ms(policy, 1, ErrorKind.BUSINESS, 0.5) is None
+    assert backoff_retry_ms(policy, 1, ErrorKind.HTTP_4XX, 0.5) is None
+    assert backoff_retry_ms(Backoff(max_retries=0), 1, ErrorKind.NETWORK, 0.5) is None
+
+
+def test_deployed_failures_classified_for_seed_004() -> None:
+    assert {o: is_retryable(k) for o, k in CVSA_ERROR_KINDS.items()} == {
+        Outcome.BILI_CODE: False,
+        Outcome.NO_PROXY: True,
+        Outcome.ALICLOUD_PROXY_ERR: True,
+        Outcome.OTHER: True,
+    }
+
+
+def test_outcome_table_statuses() -> None:
+    assert set(CVSA_OUTCOMES) == {(p, o) for p in Path for o in Outcome}
+    statuses = {key: row.status for key, row in CVSA_OUTCOMES.items()}
+    assert statuses == {
+        (Path.SINGLE, Outcome.SUCCESS): Status.COMPLETED,
+        (Path.SINGLE, Outcome.BILI_CODE): Status.BILI_ERROR,
+        (Path.SINGLE, Outcome.NO_PROXY): Status.NO_PROXY,
+        (Path.SINGLE, Outcome.ALICLOUD_PROXY_ERR): Status.FAILED,
+        (Path.SINGLE, Outcome.OTHER): Status.FAILED,
+        (Path.BULK, Outcome.SUCCESS): Status.COMPLETED,
+        (Path.BULK, Outcome.BILI_CODE): Status.FAILED,
+        (Path.BULK, Outcome.NO_PROXY): Status.NO_PROXY,
+        (Path.BULK, Outcome.ALICLOUD_PROXY_ERR): Status.FAILED,
+        (Path.BULK, Outcome.OTHER): Status.FAILED,
+    }
+    assert all(not row.force and row.adjust for row in CVSA_OUTCOMES.values())
+
+
+@pytest.mark.parametrize(
+    ("path", "outcome", "kind", "u", "expected"),
+    [
+        (Path.SINGLE, Outcome.NO_PROXY, MS, 0.7, CvsaRetry(MS, 5_000, False, True)),
+        (Path.SINGLE, Outcome.NO_PROXY, NEW, 0.7, CvsaRetry(NEW, 120_000, False, True)),
+        (Path.SINGLE, Outcome.NO_PROXY, ARCHIVE, 0.7, CvsaRetry(ARCHIVE, 120_000, False, True)),
+        (Path.SINGLE, Outcome.ALICLOUD_PROXY_ERR, MS, 0.7, CvsaRetry(MS, 5_000, False, True)),
+        (Path.SINGLE, Outcome.ALICLOUD_PROXY_ERR, NEW, 0.7, CvsaRetry(NEW, 120_000, False, True)),
+        (Path.SINGLE, Outcome.BILI_CODE, MS, 0.7, None),
+        (Path.SINGLE, Outcome.OTHER, NEW, 0.7, None),
+        (Path.SINGLE, Outcome.SUCCESS, MS, 0.7, None),
+        (Path.BULK, Outcome.BILI_CODE, NORMAL, 0.7, CvsaRetry(NORMAL, 15_000, False, True)),
+        (Path.BULK, Outcome.BILI_CODE, ARCHIVE, 0.7, CvsaRetry(NORMAL, 15_000, False, True)),
+        (Path.BULK, Outcome.NO_PROXY, NORMAL, 0.5, CvsaRetry(NORMAL, 15_000, False, True)),
+        (Path.BULK, Outcome.NO_PROXY, ARCHIVE, 0.99999, CvsaRetry(NORMAL, 29_999, False, True)),
+        (Path.BULK, Outcome.NO_PROXY, NORMAL, 0.0, CvsaRetry(NORMAL, 0, False, True)),
+        (Path.BULK, Outcome.ALICLOUD_PROXY_ERR, NORMAL, 0.7, None),
+        (Path.BULK, Outcome.OTHER, NORMAL, 0.7, None),
+        (Path.BULK, Outcome.SUCCESS, NORMAL, 0.7, None),
+    ],
+)
+def test_cvsa_retry_deployed(
+    path: Path, outcome: Outcome, kind: SnapshotType, u: float, expected: CvsaRetry | None
+) -> None:
+    assert cvsa_retry(path, outcome, kind, CVSA_2026, u) == expected
+
+
+def test_cvsa_retry_keeps_archive_rows_archive_when_the_leak_is_off() -> None:
+    assert cvsa_retry(Path.BULK, Outcome.BILI_CODE, ARCHIVE, DESIGN, 0.3) == CvsaRetry(
+        ARCHIVE, 15_000, False, True
+    )
+    assert cvsa_retry(Path.BULK, Outcome.NO_PROXY, ARCHIVE, DESIGN, 0.5) == CvsaRetry(
+        ARCHIVE, 15_000, False, True
+    )

@@ -1,0 +1,304 @@
+"""adjustSnapshotTime as an effect generator (reference §6.2, §19.1-§19.4)."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Generator, Iterable
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sim.cvsa.profile import CVSA_2026, DESIGN
+from sim.cvsa.windows import (
+    Adjusted,
+    AdjustGen,
+    Incr,
+    adjust_snapshot_time,
+    adjust_with,
+    run_against,
+    window_from_key,
+    window_key_iso,
+)
+from sim.units import HOUR_MS, WINDOW_MS, parse_instant_ms
+
+W0 = 1_924_992_000_000  # a window start (2031-01-01T00:00:00Z)
+W = WINDOW_MS
+
+
+class Draws(random.Random):
+    """A stream that returns the given values, then fails: pins how many draws a call makes."""
+
+    def __init__(self, *values: float) -> None:
+        super().__init__(0)
+        self.values = list(values)
+
+    def random(self) -> float:
+        if not self.values:
+            raise AssertionError("drew more random numbers than expected")
+        return self.values.pop(0)
+
+
+def deployed(
+    expected: int, now: int, rng: random.Random, *, cap: int = 3000, fwd: int = 4032
+) -> AdjustGen:
+    return adjust_snapshot_time(
+        expected, now, cap=cap, forward_windows=fwd, backward_windows=6, bare_fallback=True, rng=rng
+    )
+
+
+def design(
+    expected: int, now: int, rng: random.Random, *, cap: int = 1000, fwd: int = 4032
+) -> AdjustGen:
+    return adjust_snapshot_time(
+        expected,
+        now,
+        cap=cap,
+        forward_windows=fwd,
+        backward_windows=6,
+        bare_fallback=False,
+        rng=rng,
+    )
+
+
+def effects(gen: AdjustGen, counts: Iterable[int]) -> tuple[list[Incr], Adjusted]:
+    """Drive ``gen`` sending ``counts`` in turn; return the effects seen and the result."""
+    seen = [next(gen)]
+    for c in counts:
+        try:
+            seen.append(gen.send(c))
+        except StopIteration as stop:
+            return seen, stop.value
+    raise AssertionError(f"generator still running after {seen}")
+
+
+def test_step_by_step_protocol() -> None:
+    g = deployed(W0 + 1234, now=W0, rng=Draws(0.5), cap=1)
+    assert next(g) == Incr(W0, +1)
+    assert g.send(2) == Incr(W0, -1)  # full: undo
+    assert g.send(1) == Incr(W0 + W, +1)  # the undo's reply is ignored
+    with pytest.raises(StopIteration) as stop:
+        g.send(1)
+    assert stop.value.value == Adjusted(W0 + W + 150_000, W0 + W, 3, "forward")
+
+
+def test_free_window_jitter_is_whole_milliseconds() -> None:
+    counter: dict[int, int] = {}
+    r = 0.123456789
+    result = run_against(deployed(W0 + 200_000, now=W0, rng=Draws(r)), counter)
+    assert result == Adjusted(W0 + 37_037, W0, 1, "forward")  # floor(r * 300000) = 37037
+    assert counter == {W0: 1}
+    # The time may be earlier than the target, anywhere inside the target's window (§19.2).
+    assert result.time_ms < W0 + 200_000
+
+
+def test_overdue_target_returns_now_but_keeps_the_past_reservation() -> None:
+    now = W0 + 3 * HOUR_MS + 42
+    counter: dict[int, int] = {}
+    result = run_against(deployed(W0 + 10, now=now, rng=Draws(0.999)), counter)
+    assert result == Adjusted(now, W0, 1, "forward")
+    assert counter == {W0: 1}  # not the window that contains now (§19.2)
+
+
+def test_full_windows_are_skipped_and_restored() -> None:
+    counter = {W0: 3000, W0 + W: 3001, W0 + 2 * W: 2999}
+    seen, result = effects(deployed(W0, now=W0, rng=Draws(0.0)), [3001, 3000, 3002, 3001, 3000])
+    assert seen == [
+        Incr(W0, +1),
+        Incr(W0, -1),
+        Incr(W0 + W, +1),
+        Incr(W0 + W, -1),
+        Incr(W0 + 2 * W, +1),
+    ]
+    assert result == Adjusted(W0 + 2 * W, W0 + 2 * W, 5, "forward")
+    assert run_against(deployed(W0, now=W0, rng=Draws(0.0)), counter) == result
+    assert counter == {W0: 3000, W0 + W: 3001, W0 + 2 * W: 3000}
+
+
+def test_negative_count_counts_as_free() -> None:
+    counter = {W0: -5}
+    assert (
+        run_against(deployed(W0, now=W0, rng=Draws(0.0), cap=0), counter).reserved_window_ms == W0
+    )
+    assert counter == {W0: -4}
+
+
+def test_forward_search_probes_exactly_4032_windows_then_falls_back_bare() -> None:
+    now = W0 + 7 * W
+    counter = {W0 + i * W: 3000 for i in range(4032)}
+    counter[W0 + 4032 * W] = 0  # free, but one past the search
+    counter[W0 - 3 * W] = 10
+    counter[W0 - W] = 3000
+    counter[W0 - 2 * W] = 3000
+    before = dict(counter)
+    result = run_against(deployed(W0 + 99_999, now=now, rng=Draws()), counter)  # no draw
+    # 4032 reserve/undo pairs, then offsets 0, -1, -2 full (3 pairs), then -3 reserved.
+    assert result == Adjusted(W0 - 3 * W, W0 - 3 * W, 2 * 4032 + 2 * 3 + 1, "fallback")
+    assert result.time_ms < now  # a bare window start, even in the past (§19.4)
+    assert counter == {**before, W0 - 3 * W: 11}
+
+
+def test_everything_full_leaves_the_hash_unchanged_after_4032_plus_6_windows() -> None:
+    counter = {W0 + i * W: 3000 for i in range(-5, 4032)}
+    before = dict(counter)
+    seen: list[Incr] = []
+
+    def record() -> AdjustGen:
+        gen = deployed(W0 + 1, now=W0, rng=Draws())
+        reply = 0
+        try:
+            while True:
+                effect = gen.send(reply) if seen else next(gen)
+                seen.append(effect)
+                reply = yield effect
+        except StopIteration as stop:
+            done: Adjusted = stop.value
+            return done
+
+    result = run_against(record(), counter)
+    assert result == Adjusted(W0 + 1, None, 2 * (4032 + 6), "exhausted")
+    assert counter == before
+    probed = [e.window_ms for e in seen if e.delta == +1]
+    assert probed == [W0 + i * W for i in range(4032)] + [W0 - i * W for i in range(6)]
+
+
+def test_design_fallback_jitters_and_never_goes_before_now() -> None:
+    counter = {W0 + i * W: 1000 for i in range(3)}
+    now = W0 + 2 * W
+    result = run_against(design(W0, now=now, rng=Draws(0.5), fwd=3), counter)
+    assert result == Adjusted(now, W0 - W, 2 * 3 + 2 + 1, "fallback")
+    counter = {W0 + i * W: 1000 for i in range(3)}
+    result = run_against(design(W0, now=W0 - 2 * W, rng=Draws(0.5), fwd=3), counter)
+    assert result == Adjusted(W0 - W + 150_000, W0 - W, 9, "fallback")
+
+
+def test_exhausted_returns_the_target_and_reserves_nothing() -> None:
+    counter: dict[int, int] = {}
+    expected = W0 + 123_456
+    result = run_against(
+        adjust_snapshot_time(
+            expected,
+            W0,
+            cap=0,
+            forward_windows=3,
+            backward_windows=2,
+            bare_fallback=True,
+            rng=Draws(),
+        ),
+        counter,
+    )
+    assert result == Adjusted(expected, None, 2 * (3 + 2), "exhausted")
+    # Every probed field is left at 0, as Redis leaves it (§19.3).
+    assert counter == {W0: 0, W0 + W: 0, W0 + 2 * W: 0, W0 - W: 0}
+
+
+def test_over_cap_window_from_uncapped_types_is_skipped() -> None:
+    counter = {W0: 3001}  # milestone/new rows add +1 without a cap check (§19.12)
+    assert run_against(deployed(W0, W0, Draws(0.0)), counter).reserved_window_ms == W0 + W
+    assert counter == {W0: 3001, W0 + W: 1}
+
+
+def test_profiles_pick_the_cap() -> None:
+    for switches, cap in ((DESIGN, 1000), (CVSA_2026, 3000)):
+        counter = {W0: cap - 1}
+        assert (
+            run_against(adjust_with(switches, W0, W0, Draws(0.0)), counter).reserved_window_ms == W0
+        )
+        counter = {W0: cap}
+        assert run_against(
+            adjust_with(switches, W0, W0, Draws(0.0)), counter
+        ).reserved_window_ms == (W0 + W)
+
+
+def test_window_keys() -> None:
+    w = parse_instant_ms("2026-01-09T07:35:00Z")
+    assert window_key_iso(w) == "2026-01-09T07:35:00.000Z"
+    assert window_from_key("2026-01-09T07:35:00.000Z") == w
+    with pytest.raises(ValueError, match="not the start of a 5-minute window"):
+        window_key_iso(w + 1)
+
+
+# --- properties -------------------------------------------------------------------------------
+
+counters = st.dictionaries(st.integers(-8, 10), st.integers(-2, 4), max_size=19)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    offset=st.integers(0, W - 1),
+    now_shift=st.integers(-3 * W, 12 * W),
+    cap=st.integers(0, 3),
+    fwd=st.integers(1, 8),
+    back=st.integers(0, 6),
+    bare=st.booleans(),
+    counts=counters,
+    seed=st.integers(0, 2**32),
+)
+def test_adjust_properties(
+    offset: int,
+    now_shift: int,
+    cap: int,
+    fwd: int,
+    back: int,
+    bare: bool,
+    counts: dict[int, int],
+    seed: int,
+) -> None:
+    expected, now = W0 + offset, W0 + now_shift
+    before = {W0 + k * W: v for k, v in counts.items()}
+    counter = dict(before)
+    yielded: list[Incr] = []
+
+    def spy() -> Generator[Incr, int, Adjusted]:
+        gen = adjust_snapshot_time(
+            expected,
+            now,
+            cap=cap,
+            forward_windows=fwd,
+            backward_windows=back,
+            bare_fallback=bare,
+            rng=random.Random(seed),
+        )
+        reply = 0
+        try:
+            while True:
+                effect = gen.send(reply) if yielded else next(gen)
+                yielded.append(effect)
+                reply = yield effect
+        except StopIteration as stop:
+            done: Adjusted = stop.value
+            return done
+
+    result = run_against(spy(), counter)
+    assert result.probes == len(yielded)
+    reserved = result.reserved_window_ms
+
+    # The counter is back where it was, except +1 on the one reserved window.
+    windows = set(before) | set(counter)
+    for w in windows:
+        want = before.get(w, 0) + (1 if w == reserved else 0)
+        assert counter.get(w, 0) == want
+
+    if reserved is None:
+        assert result.outcome == "exhausted"
+        assert result.time_ms == expected
+        assert result.probes == 2 * (fwd + back)
+        return
+
+    assert counter[reserved] <= cap  # a reservation never takes a window over the cap
+    assert result.probes % 2 == 1
+    free = [w for w in windows | {reserved} if before.get(w, 0) + 1 <= cap]
+    forward = [W0 + i * W for i in range(fwd)]
+    if any(w in free for w in forward):
+        assert result.outcome == "forward"
+        assert reserved == next(w for w in forward if w in free)
+    else:
+        assert result.outcome == "fallback"
+        backward = [W0 - i * W for i in range(back)]
+        assert reserved == next(w for w in backward if w in free)
+
+    if result.outcome == "fallback" and bare:
+        assert result.time_ms == reserved  # the one way to get a time before now
+    else:
+        assert result.time_ms >= now
+        assert result.time_ms == now or reserved <= result.time_ms < reserved + W
