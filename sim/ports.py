@@ -76,8 +76,8 @@ class ScheduleStore(Protocol):
         """Does ``aid`` have a pending or processing row of ``type``?"""
         ...
 
-    async def latest_active_schedule(self, aid: int, type: str) -> ScheduleRow | None:
-        """The active row of (aid, type) with the latest ``started_at`` (ties: highest id)."""
+    async def active_schedules(self, aid: int, type: str) -> list[ScheduleRow]:
+        """The pending and processing rows of (aid, type), by id (reference §5 step 2)."""
         ...
 
     async def move_schedule(self, schedule_id: int, started_at_ms: Ms) -> ScheduleRow | None:
@@ -200,7 +200,7 @@ class SnapshotStore(Protocol):
     async def milestone_candidates(self, wide: bool) -> list[int]:
         """``getVideosNearMilestone`` (reference §11.1), ascending: videos whose latest views are
         near a milestone or whose ``eta`` is below 2300 h; ``wide`` adds set A (songs in
-        [60k, 100k) or above 1M). The predicate is :func:`sim.cvsa.milestones.milestone_candidate`."""
+        [60k, 100k) or above 1M). The predicate: :func:`sim.cvsa.milestones.milestone_candidate`."""
         ...
 
 

@@ -127,11 +127,9 @@ class MemoryStore:
     async def has_active_schedule(self, aid: int, type: str) -> bool:
         return (aid, type) in self._active
 
-    async def latest_active_schedule(self, aid: int, type: str) -> ScheduleRow | None:
+    async def active_schedules(self, aid: int, type: str) -> list[ScheduleRow]:
         rows = self._active.get((aid, type))
-        if not rows:
-            return None
-        return max(rows, key=lambda r: (r.started_at, r.id)).freeze()
+        return [] if not rows else sorted((r.freeze() for r in rows), key=lambda r: r.id)
 
     async def move_schedule(self, schedule_id: int, started_at_ms: Ms) -> ScheduleRow | None:
         row = self._rows.get(schedule_id)

@@ -16,8 +16,8 @@ Two tables:
   batch enqueued twice, an archive row in a bulk job and the single path, overlapping ticks;
   §7.3, §8.3) and unrelated rows set processing by the aids-as-ids bug (:attr:`Act.STRAY`).
 
-The two word tables, ``snapshot_type`` and ``schedule_status``, are declared with
-:func:`sim.events.schema.enum`, so their codes are written into every event-log header.
+The two word tables, ``snapshot_type`` and ``schedule_status``, are declared with the event kinds
+(:mod:`sim.events.cvsa_kinds`), so their codes are written into every event-log header.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from enum import StrEnum
 from typing import Final
 
 from sim.cvsa.profile import Switches
-from sim.events.schema import enum
+from sim.events.cvsa_kinds import SCHEDULE_STATUS, SNAPSHOT_TYPE
 
 
 class SnapshotType(StrEnum):
@@ -51,10 +51,9 @@ class Status(StrEnum):
     DELETED = "deleted"
 
 
-SNAPSHOT_TYPE: Final = enum("snapshot_type", *(t.value for t in SnapshotType))
-"""Event-log code table of :class:`SnapshotType` (code = position)."""
-SCHEDULE_STATUS: Final = enum("schedule_status", *(s.value for s in Status))
-"""Event-log code table of :class:`Status` (code = position)."""
+# SNAPSHOT_TYPE and SCHEDULE_STATUS, the event-log code tables (code = position), live with the
+# event kinds and list the words in the order above (tests/cvsa/test_lifecycle.py pins it).
+__all__ = ["SCHEDULE_STATUS", "SNAPSHOT_TYPE"]  # re-exported
 
 ACTIVE: Final = frozenset({Status.PENDING, Status.PROCESSING})
 """"Active" rows: the duplicate check and cleanup look at these (reference conventions, §12)."""

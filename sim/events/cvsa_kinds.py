@@ -1,5 +1,9 @@
 """Event kinds of the CVSA scheduler model (codes 100-199) and the word tables they use.
 
+The word tables are declared here, with the kinds, so that every log header carries them however
+the process imported ``sim`` (``sim.cvsa.lifecycle`` re-uses ``SNAPSHOT_TYPE`` and
+``SCHEDULE_STATUS``).
+
 Every state change of a schedule row, a window count or a snapshot is one record here (issue 4,
 "Observability"); the reports, plots and invariant checks are reducers over them. Words (types,
 statuses, reasons) are stored as codes of the enums below, whose tables go into every log header.
@@ -13,13 +17,19 @@ from sim.events.schema import enum, event
 
 SNAPSHOT_TYPE = enum("snapshot_type", "new", "milestone", "normal", "archive")
 SCHEDULE_STATUS = enum(
-    "schedule_status", "pending", "processing", "completed", "failed", "no_proxy", "bili_error"
+    "schedule_status",
+    "pending",
+    "processing",
+    "completed",
+    "failed",
+    "no_proxy",
+    "bili_error",
+    "deleted",
 )
 NOT_CREATED = enum(
     "not_created",
     "duplicate_active",  # §5 step 3: an active row of the type exists and force is false
     "milestone_not_earlier",  # §5 step 2: the active milestone row is already as early
-    "milestone_processing",  # design: only a pending milestone row may be moved
 )
 SKIP_REASON = enum(
     "skip_reason",

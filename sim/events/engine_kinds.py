@@ -108,7 +108,7 @@ class IterationsMissed(NamedTuple):
 
 @event(9)
 class IdleIterations(NamedTuple):
-    """``iterations`` consecutive iterations, due from ``first_due_ms`` to ``last_due_ms``, did nothing.
+    """``iterations`` consecutive iterations, due ``first_due_ms`` to ``last_due_ms``, did nothing.
 
     Written when the streak ends (the next non-idle iteration, or the end of the run).
     """

@@ -46,8 +46,9 @@ class ScheduleCounts:
 
     def feed(self, chunk: Chunk, names: Sequence[str]) -> None:
         self._count("schedules.created", chunk.column(K.ScheduleCreated, "type"), K.SNAPSHOT_TYPE)
-        self._count("schedules.not_created", chunk.column(K.ScheduleNotCreated, "reason"),
-                    K.NOT_CREATED)
+        self._count(
+            "schedules.not_created", chunk.column(K.ScheduleNotCreated, "reason"), K.NOT_CREATED
+        )
         self.c["schedules.moved"] += chunk.table(K.ScheduleMoved).shape[0]
         self._count("dispatch", chunk.column(K.ScheduleDispatched, "type"), K.SNAPSHOT_TYPE)
         self._count("dispatch.skipped", chunk.column(K.ScheduleSkipped, "reason"), K.SKIP_REASON)
@@ -95,8 +96,9 @@ class SnapshotMetrics:
         out.update({f"snapshots.{k}": v for k, v in sorted(self.by_type.items())})
         for code, samples in sorted(self.lateness.items()):
             stats = percentiles(samples.array(), f"lateness.{_TYPES[code]}", SECOND_MS)
-            out.update({(k + "_s" if k.split(".")[-1] != "count" else k): v
-                        for k, v in stats.items()})
+            out.update(
+                {(k + "_s" if k.split(".")[-1] != "count" else k): v for k, v in stats.items()}
+            )
         return out
 
 

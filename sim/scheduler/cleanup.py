@@ -18,8 +18,9 @@ async def schedule_cleanup(ctx: Ctx, job: Job) -> None:
     of the pending rows it deletes (switch ``cleanup_decrements``)."""
     now = ctx.now
     for row in await ctx.store.delete_overdue_schedules(now - CLEANUP_OVERDUE_MS):
-        ctx.emit.deleted(now, row.id, row.aid, TYPE_CODE[row.type], row.started_at_ms,
-                         STATUS_CODE[row.status])
+        ctx.emit.deleted(
+            now, row.id, row.aid, TYPE_CODE[row.type], row.started_at_ms, STATUS_CODE[row.status]
+        )
         if ctx.switches.cleanup_decrements and row.status == "pending":
             window = window_start(row.started_at_ms)
             left = await ctx.counter.incr(window, -1)

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from sim.cvsa.profile import Switches
+from sim.cvsa.retry import Backoff
 from sim.engine import Engine, Queue
 from sim.events import cvsa_kinds as K
 from sim.ports import ScheduleStore, SnapshotStore, UpstreamApi, WindowCounter
@@ -80,10 +81,8 @@ class Ctx:
     queue: Queue
     emit: Emitters
     timezone_ms: int
-    retry_base_ms: int = 1000
-    retry_cap_ms: int = 30_000
-    retry_jitter: float = 0.5
-    retry_max: int = 3
+    backoff: Backoff = field(default_factory=Backoff)
+    """The seed-004 retry parameters (``[scheduler.retry]``)."""
     jitter: random.Random = field(init=False)
     """Offsets inside a window (adjustSnapshotTime's ``Math.random()``)."""
     archive_rng: random.Random = field(init=False)

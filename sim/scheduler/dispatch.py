@@ -29,8 +29,11 @@ async def dispatch_milestone_snapshots(ctx: Ctx, job: Job) -> None:
 async def milestone_idle_until(ctx: Ctx, now: Ms) -> Ms:
     """Idle while there is no candidate at all (each candidate's ETA is written to the eta table,
     so a run with candidates always changes state)."""
-    return now if await ctx.store.milestone_candidates(ctx.switches.wide_milestone_candidates) \
+    return (
+        now
+        if await ctx.store.milestone_candidates(ctx.switches.wide_milestone_candidates)
         else NEVER
+    )
 
 
 async def dispatch_regular_snapshots(ctx: Ctx, job: Job) -> None:

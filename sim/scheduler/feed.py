@@ -42,8 +42,9 @@ def arrival_events(world: World, start_ms: int, end_ms: int) -> list[tuple[int, 
     for i, t in enumerate(arr.discovered_ms.tolist()):
         if start_ms <= t <= end_ms:
             events.append((t, _DISCOVER, i))
-    for i, (t, song) in enumerate(zip(arr.classified_ms.tolist(), arr.is_song.tolist(),
-                                      strict=True)):
+    for i, (t, song) in enumerate(
+        zip(arr.classified_ms.tolist(), arr.is_song.tolist(), strict=True)
+    ):
         if song and start_ms <= t <= end_ms:
             events.append((t, _CLASSIFY, i))
     events.sort()

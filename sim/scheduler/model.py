@@ -15,6 +15,7 @@ from typing import Any
 from sim.backends import MemoryStore, MemoryUpstream, MemoryWindowCounter
 from sim.cvsa import constants as C
 from sim.cvsa.profile import Switches, resolve
+from sim.cvsa.retry import Backoff
 from sim.engine import Engine, Job, Queue
 from sim.metrics import Reducer
 from sim.metrics.cvsa import cvsa_reducers
@@ -31,16 +32,31 @@ IdleHint = Callable[[Ctx, Ms], Coroutine[Any, Any, Ms]]
 
 # (BullMQ job-scheduler id, every, processor, idle hint), in the order of reference §1.3.
 PERIODIC: list[tuple[str, Ms, Processor, IdleHint | None]] = [
-    ("snapshotTick", C.SNAPSHOT_TICK_EVERY_MS, ticks.snapshot_tick,
-     ticks.snapshot_tick_idle_until),
-    ("bulkSnapshotTick", C.BULK_TICK_EVERY_MS, ticks.bulk_snapshot_tick,
-     ticks.bulk_tick_idle_until),
-    ("dispatchMilestoneSnapshots", C.MILESTONE_DISPATCH_EVERY_MS,
-     dispatch.dispatch_milestone_snapshots, dispatch.milestone_idle_until),
-    ("dispatchRegularSnapshots", C.REGULAR_DISPATCH_EVERY_MS,
-     dispatch.dispatch_regular_snapshots, dispatch.regular_idle_until),
-    ("dispatchArchiveSnapshots", C.ARCHIVE_DISPATCH_EVERY_MS,
-     dispatch.dispatch_archive_snapshots, dispatch.archive_idle_until),
+    ("snapshotTick", C.SNAPSHOT_TICK_EVERY_MS, ticks.snapshot_tick, ticks.snapshot_tick_idle_until),
+    (
+        "bulkSnapshotTick",
+        C.BULK_TICK_EVERY_MS,
+        ticks.bulk_snapshot_tick,
+        ticks.bulk_tick_idle_until,
+    ),
+    (
+        "dispatchMilestoneSnapshots",
+        C.MILESTONE_DISPATCH_EVERY_MS,
+        dispatch.dispatch_milestone_snapshots,
+        dispatch.milestone_idle_until,
+    ),
+    (
+        "dispatchRegularSnapshots",
+        C.REGULAR_DISPATCH_EVERY_MS,
+        dispatch.dispatch_regular_snapshots,
+        dispatch.regular_idle_until,
+    ),
+    (
+        "dispatchArchiveSnapshots",
+        C.ARCHIVE_DISPATCH_EVERY_MS,
+        dispatch.dispatch_archive_snapshots,
+        dispatch.archive_idle_until,
+    ),
     ("scheduleCleanup", C.CLEANUP_EVERY_MS, cleanup.schedule_cleanup, cleanup.cleanup_idle_until),
 ]
 
@@ -72,10 +88,12 @@ class CvsaModel:
             queue=Queue(engine, "snapshot", cfg.snapshot_concurrency),
             emit=Emitters.bind(engine),
             timezone_ms=scenario.timezone,
-            retry_base_ms=cfg.retry.base,
-            retry_cap_ms=cfg.retry.cap,
-            retry_jitter=cfg.retry.jitter,
-            retry_max=cfg.retry.max_retries,
+            backoff=Backoff(
+                max_retries=cfg.retry.max_retries,
+                base_ms=cfg.retry.base,
+                cap_ms=cfg.retry.cap,
+                jitter=cfg.retry.jitter,
+            ),
         )
 
     async def prepare(self) -> None:
@@ -87,7 +105,9 @@ class CvsaModel:
         await cleanup.refresh_window_counts(ctx)
         for name, every, processor, hint in PERIODIC:
             ctx.queue.every(
-                name, every, partial(processor, ctx),
+                name,
+                every,
+                partial(processor, ctx),
                 idle_until=None if hint is None else partial(hint, ctx),
             )
         refresh = self.switches.window_refresh_every_ms

@@ -12,7 +12,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import NamedTuple
 
-from sim.cvsa.windows import AdjustResult, Incr, adjust_snapshot_time
+from sim.cvsa.lifecycle import SnapshotType, Status
+from sim.cvsa.schedule import ActiveRow, Move, Skip, plan_schedule_snapshot
+from sim.cvsa.windows import Adjusted, Incr, adjust_snapshot_time
 from sim.events.cvsa_kinds import NO_WINDOW, NOT_CREATED, WINDOW_CAUSE
 from sim.ports import ScheduleRow
 from sim.scheduler.context import TYPE_CODE, Ctx
@@ -20,11 +22,8 @@ from sim.units import Ms, window_start
 
 _DUPLICATE = NOT_CREATED.code("duplicate_active")
 _NOT_EARLIER = NOT_CREATED.code("milestone_not_earlier")
-_PROCESSING = NOT_CREATED.code("milestone_processing")
 _CAUSE_STATUS = WINDOW_CAUSE.code("status_change")
 _CAUSE_MOVE = WINDOW_CAUSE.code("move")
-UNCAPPED_TYPES = frozenset({"milestone", "new"})
-"""Types that keep their exact time and add +1 to their window with no cap check (§5 step 4)."""
 
 
 class Reservation(NamedTuple):
@@ -58,10 +57,11 @@ async def drive_adjust(ctx: Ctx, expected_ms: Ms) -> Reservation:
                 last_plus[effect.window_ms] = value
             effect = gen.send(value)
     except StopIteration as stop:
-        result: AdjustResult = stop.value
-    if result.window_ms is None:
-        return Reservation(result.t_ms, NO_WINDOW, -1, result.probes)
-    return Reservation(result.t_ms, result.window_ms, last_plus[result.window_ms], result.probes)
+        result: Adjusted = stop.value
+    window = result.reserved_window_ms
+    if window is None:
+        return Reservation(result.time_ms, NO_WINDOW, -1, result.probes)
+    return Reservation(result.time_ms, window, last_plus[window], result.probes)
 
 
 async def schedule_snapshot(
@@ -69,56 +69,65 @@ async def schedule_snapshot(
 ) -> int | None:
     """``scheduleSnapshot(aid, type, targetTime, force, adjustTime)`` (reference §5).
 
-    Returns the new row's id, or None when nothing was inserted (a duplicate, or a milestone
-    row that was moved or already early enough). Every outcome is logged.
+    The decision is :func:`sim.cvsa.schedule.plan_schedule_snapshot`; this carries it out in the
+    deployed order: the window counts first (Redis), then the INSERT, not atomically. Returns the
+    new row's id, or None when nothing was inserted. Every outcome is logged.
     """
     store, emit, now = ctx.store, ctx.emit, ctx.now
     type_code = TYPE_CODE[type]
-    has_active = await store.has_active_schedule(aid, type)
-    if type == "milestone" and has_active:
-        # §5 step 2: a milestone can only be moved earlier. Design moves the latest pending row
-        # ("已有同类型待处理调度"); deployed moves the latest active one, even processing (§19.11).
-        row = await store.latest_active_schedule(aid, "milestone")
-        movable = row is not None and (
-            row.status == "pending" or ctx.switches.milestone_move_processing
-        )
-        if row is not None and movable and row.started_at_ms > target_ms:
-            await move_milestone(ctx, row, target_ms)
-            return None
-        reason = _NOT_EARLIER if row is None or movable else _PROCESSING
+    rows = await store.active_schedules(aid, type)
+    active = [ActiveRow(r.id, Status(r.status), r.started_at_ms) for r in rows]
+    plan = plan_schedule_snapshot(
+        SnapshotType(type),
+        target_ms,
+        active,
+        force=force,
+        adjust_time=adjust,
+        switches=ctx.switches,
+    )
+    if isinstance(plan, Skip):
+        reason = _NOT_EARLIER if plan.reason == "not_earlier" else _DUPLICATE
         emit.not_created(now, aid, type_code, target_ms, reason)
         return None
-    if has_active and not force:
-        emit.not_created(now, aid, type_code, target_ms, _DUPLICATE)
+    if isinstance(plan, Move):
+        await move_milestone(ctx, aid, plan)
         return None
-    if type not in UNCAPPED_TYPES and adjust:
+    if plan.adjust:
         res = await drive_adjust(ctx, target_ms)
     else:
         window = window_start(target_ms)
         res = Reservation(target_ms, window, await ctx.counter.incr(window, 1), 1)
     schedule_id = await store.insert_schedule(aid, type, res.due_ms, now)
     emit.created(
-        now, schedule_id, aid, type_code, target_ms, res.due_ms, res.window_ms,
-        res.window_count, res.probes, int(force),
+        now,
+        schedule_id,
+        aid,
+        type_code,
+        target_ms,
+        res.due_ms,
+        res.window_ms,
+        res.window_count,
+        res.probes,
+        int(force),
     )
     return schedule_id
 
 
-async def move_milestone(ctx: Ctx, row: ScheduleRow, target_ms: Ms) -> None:
-    """The move transaction of §5 step 2: SELECT ... FOR UPDATE, then, if the row was pending,
-    release its old window and count the new one, and UPDATE ``started_at``."""
-    before = await ctx.store.move_schedule(row.id, target_ms)
+async def move_milestone(ctx: Ctx, aid: int, plan: Move) -> None:
+    """The move transaction of §5 step 2: SELECT ... FOR UPDATE, UPDATE ``started_at``, and -- if
+    the row was pending -- move its window count (``plan.effects``)."""
+    before = await ctx.store.move_schedule(plan.row_id, plan.to_ms)
     if before is None:  # deleted between the lookup and the transaction
         return
     count = -1
-    if before.status == "pending":
-        old = window_start(before.started_at_ms)
-        left = await ctx.counter.incr(old, -1)
-        ctx.emit.released(ctx.now, old, row.id, _CAUSE_MOVE, left)
-        count = await ctx.counter.incr(window_start(target_ms), 1)
+    for effect in plan.effects:
+        value = await ctx.counter.incr(effect.window_ms, effect.delta)
+        if effect.delta < 0:
+            ctx.emit.released(ctx.now, effect.window_ms, plan.row_id, _CAUSE_MOVE, value)
+        else:
+            count = value
     ctx.emit.moved(
-        ctx.now, row.id, row.aid, before.started_at_ms, target_ms,
-        int(before.status == "pending"), count,
+        ctx.now, plan.row_id, aid, plan.from_ms, plan.to_ms, int(bool(plan.effects)), count
     )
 
 

@@ -27,14 +27,20 @@ from sim.units import Ms
 
 NEVER: Ms = 2**62
 _AID_PROCESSING = SKIP_REASON.code("aid_processing")
-SINGLE_PRIORITY = {"milestone": PRIORITY_MILESTONE, "new": PRIORITY_NEW,
-                   "archive": PRIORITY_ARCHIVE_SINGLE}
+SINGLE_PRIORITY = {
+    "milestone": PRIORITY_MILESTONE,
+    "new": PRIORITY_NEW,
+    "archive": PRIORITY_ARCHIVE_SINGLE,
+}
 
 
 def single_tick_types(ctx: Ctx) -> list[str]:
     """``type != 'normal'``: milestone and new, plus archive in the deployed code (§7.1, §16.1)."""
-    return ["milestone", "new", "archive"] if ctx.switches.single_tick_takes_archive else [
-        "milestone", "new"]
+    return (
+        ["milestone", "new", "archive"]
+        if ctx.switches.single_tick_takes_archive
+        else ["milestone", "new"]
+    )
 
 
 async def snapshot_tick(ctx: Ctx, job: Job) -> None:
@@ -51,16 +57,18 @@ async def snapshot_tick(ctx: Ctx, job: Job) -> None:
     )
     for row in rows:
         if await ctx.store.has_processing_schedule(row.aid):
-            ctx.emit.skipped(now, row.id, row.aid, TYPE_CODE[row.type], row.started_at_ms,
-                             _AID_PROCESSING)
+            ctx.emit.skipped(
+                now, row.id, row.aid, TYPE_CODE[row.type], row.started_at_ms, _AID_PROCESSING
+            )
             continue
         priority = SINGLE_PRIORITY[row.type]
         await set_status(ctx, [row.id], "processing")
         snap_job = ctx.queue.add(
             "snapshotVideo", lambda j: snapshot_video(ctx, j), row, priority=priority
         )
-        ctx.emit.dispatched(now, row.id, row.aid, TYPE_CODE[row.type], row.started_at_ms,
-                            snap_job.id, priority)
+        ctx.emit.dispatched(
+            now, row.id, row.aid, TYPE_CODE[row.type], row.started_at_ms, snap_job.id, priority
+        )
 
 
 async def snapshot_tick_idle_until(ctx: Ctx, now: Ms) -> Ms:
@@ -83,7 +91,7 @@ async def bulk_snapshot_tick(ctx: Ctx, job: Job) -> None:
     )
     size = sw.bulk_batch_size
     for start in range(0, len(rows), size):
-        batch = rows[start:start + size]
+        batch = rows[start : start + size]
         if sw.bulk_aids_as_ids_bug:
             # §8.2-8.3: the "filter" keeps every aid (each pending row is itself non-processing),
             # and the aids are then passed where schedule ids are expected: the batch's rows stay
@@ -98,8 +106,9 @@ async def bulk_snapshot_tick(ctx: Ctx, job: Job) -> None:
             "bulkSnapshotVideo", lambda j: bulk_snapshot_video(ctx, j), batch, priority=priority
         )
         for r in batch:
-            ctx.emit.dispatched(now, r.id, r.aid, TYPE_CODE[r.type], r.started_at_ms,
-                                bulk_job.id, priority)
+            ctx.emit.dispatched(
+                now, r.id, r.aid, TYPE_CODE[r.type], r.started_at_ms, bulk_job.id, priority
+            )
 
 
 def _batch_priority(ctx: Ctx, batch: list[ScheduleRow]) -> int:

@@ -16,13 +16,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
-from sim.cvsa.constants import (
-    BULK_BILI_RETRY_MS,
-    BULK_ETA_DELTA,
-    BULK_NO_PROXY_RETRY_MAX_MS,
-    SINGLE_RETRY_MILESTONE_MS,
-    SINGLE_RETRY_OTHER_MS,
-)
+from sim.cvsa.constants import BULK_ETA_DELTA
+from sim.cvsa.lifecycle import SnapshotType
 from sim.cvsa.milestones import (
     bulk_eta_speed,
     closest_milestone,
@@ -30,7 +25,14 @@ from sim.cvsa.milestones import (
     milestone_delay_ms,
     to_float4,
 )
-from sim.cvsa.retry import backoff_delay_ms, is_retryable
+from sim.cvsa.retry import (
+    CVSA_OUTCOMES,
+    ErrorKind,
+    Outcome,
+    Path,
+    backoff_retry_ms,
+    cvsa_retry,
+)
 from sim.engine import Job
 from sim.events.cvsa_kinds import SKIP_REASON, UPSTREAM_ERROR
 from sim.ports import EtaRow, ScheduleRow, Snapshot, UpstreamError, VideoStats
@@ -44,6 +46,29 @@ _ROW_GONE = SKIP_REASON.code("row_gone")
 _BILI_STATUS = SKIP_REASON.code("bili_status")
 
 
+# The upstream port's error kinds, as the deployed code names them (reference §9, §10, §14) and
+# as seed 004 classifies them for its retry decision.
+_OUTCOME = {
+    "bili_code": Outcome.BILI_CODE,
+    "no_proxy": Outcome.NO_PROXY,
+    "alicloud_error": Outcome.ALICLOUD_PROXY_ERR,
+}
+_ERROR_KIND = {
+    "bili_code": ErrorKind.BUSINESS,
+    "no_proxy": ErrorKind.RATE_LIMITED,
+    "alicloud_error": ErrorKind.HTTP_5XX,
+    "fetch_error": ErrorKind.NETWORK,
+    "timeout": ErrorKind.TIMEOUT,
+    "http_429": ErrorKind.RATE_LIMITED,
+    "http_5xx": ErrorKind.HTTP_5XX,
+}
+
+
+def outcome_of(err: UpstreamError) -> Outcome:
+    """The deployed error class of an upstream failure (FETCH_ERROR and the rest are OTHER)."""
+    return _OUTCOME.get(err.kind, Outcome.OTHER)
+
+
 async def call_upstream(
     ctx: Ctx, job: Job, aid: int, n_aids: int, call: Callable[[], Awaitable[T]]
 ) -> T:
@@ -55,14 +80,17 @@ async def call_upstream(
         except UpstreamError as err:
             kind = UPSTREAM_ERROR.code(err.kind)
             ctx.emit.upstream_failed(ctx.now, job.id, n_aids, kind, err.code)
-            if (ctx.switches.retry_policy != "backoff" or not is_retryable(err.kind)
-                    or attempt >= ctx.retry_max):
+            if ctx.switches.retry_policy != "backoff":
                 raise
             attempt += 1
-            delay = backoff_delay_ms(
-                attempt, ctx.retry_base_ms, ctx.retry_cap_ms, ctx.retry_jitter,
+            delay = backoff_retry_ms(
+                ctx.backoff,
+                attempt,
+                _ERROR_KIND.get(err.kind, ErrorKind.OTHER),
                 ctx.retry_rng.random(),
             )
+            if delay is None:
+                raise
             ctx.emit.retry(ctx.now, job.id, aid, attempt, delay, kind)
             await ctx.engine.sleep(delay)
 
@@ -83,8 +111,7 @@ async def snapshot_video(ctx: Ctx, job: Job) -> None:
         return
     if ctx.switches.bili_error_blocks_aid and await store.video_status(row.aid) != 0:
         # step 2: the row stays processing until cleanup deletes it
-        ctx.emit.skipped(now, row.id, row.aid, TYPE_CODE[row.type], row.started_at_ms,
-                         _BILI_STATUS)
+        ctx.emit.skipped(now, row.id, row.aid, TYPE_CODE[row.type], row.started_at_ms, _BILI_STATUS)
         return
     prev = await store.latest_snapshot(row.aid)  # read before the fetch, as deployed
     try:
@@ -108,20 +135,35 @@ async def _record(ctx: Ctx, row: ScheduleRow | None, stats: VideoStats) -> None:
     if row is None:
         ctx.emit.taken(ctx.now, stats.aid, -1, -1, -1, stats.views, int(not stored))
     else:
-        ctx.emit.taken(ctx.now, stats.aid, row.id, TYPE_CODE[row.type], row.started_at_ms,
-                       stats.views, int(not stored))
+        ctx.emit.taken(
+            ctx.now,
+            stats.aid,
+            row.id,
+            TYPE_CODE[row.type],
+            row.started_at_ms,
+            stats.views,
+            int(not stored),
+        )
 
 
 async def _single_failed(ctx: Ctx, row: ScheduleRow, err: UpstreamError) -> None:
-    if err.kind == "bili_code":  # §9 step 4: remember the code; no reschedule
+    """The row's final status from the deployed outcome table (both policies); under the
+    deployed policy, its reschedule too (§9 error handling)."""
+    outcome = outcome_of(err)
+    if outcome is Outcome.BILI_CODE:  # §9 step 4: remember the code
         await ctx.store.set_video_status(row.aid, err.code)
-        await _finish(ctx, [row], "bili_error")
-        return
-    status = "no_proxy" if err.kind == "no_proxy" else "failed"
-    await _finish(ctx, [row], status)
-    if ctx.switches.retry_policy == "cvsa" and err.kind in ("no_proxy", "alicloud_error"):
-        delay = SINGLE_RETRY_MILESTONE_MS if row.type == "milestone" else SINGLE_RETRY_OTHER_MS
-        await schedule_snapshot(ctx, row.aid, row.type, ctx.now + delay)
+    await _finish(ctx, [row], CVSA_OUTCOMES[Path.SINGLE, outcome].status.value)
+    if ctx.switches.retry_policy == "cvsa":
+        retry = cvsa_retry(Path.SINGLE, outcome, SnapshotType(row.type), ctx.switches, 0.0)
+        if retry is not None:
+            await schedule_snapshot(
+                ctx,
+                row.aid,
+                retry.snapshot_type.value,
+                ctx.now + retry.delay_ms,
+                force=retry.force,
+                adjust=retry.adjust,
+            )
 
 
 async def _continue_new(ctx: Ctx, row: ScheduleRow, stats: VideoStats) -> None:
@@ -199,20 +241,25 @@ async def bulk_snapshot_video(ctx: Ctx, job: Job) -> None:
 async def _bulk_failed(
     ctx: Ctx, batch: list[ScheduleRow], existing: list[ScheduleRow], err: UpstreamError
 ) -> None:
-    sw = ctx.switches
-    if err.kind == "bili_code":
-        status, delay = "failed", BULK_BILI_RETRY_MS
-    elif err.kind == "no_proxy":
-        status = "no_proxy"
-        delay = int(BULK_NO_PROXY_RETRY_MAX_MS * ctx.retry_rng.random())  # one draw per batch
-    else:
-        status, delay = "failed", None
+    """Every id of the batch gets the outcome's status; under the deployed policy every fetched
+    aid is re-queued (§10.2, §10.4), with one random draw per batch."""
+    outcome = outcome_of(err)
+    status = CVSA_OUTCOMES[Path.BULK, outcome].status.value
     await set_status(ctx, [r.id for r in batch], status)
     code = STATUS_CODE[status]
     for r in existing:
         ctx.emit.finished(ctx.now, r.id, r.aid, TYPE_CODE[r.type], r.started_at_ms, code)
-    if sw.retry_policy != "cvsa" or delay is None:
+    if ctx.switches.retry_policy != "cvsa":
         return
-    for r in existing:  # §10.2/§10.4: deployed re-queues them -- as normal rows (§4)
-        type = "normal" if sw.bulk_failure_archive_to_normal else r.type
-        await schedule_snapshot(ctx, r.aid, type, ctx.now + delay)
+    u = ctx.retry_rng.random()
+    for r in existing:
+        retry = cvsa_retry(Path.BULK, outcome, SnapshotType(r.type), ctx.switches, u)
+        if retry is not None:
+            await schedule_snapshot(
+                ctx,
+                r.aid,
+                retry.snapshot_type.value,
+                ctx.now + retry.delay_ms,
+                force=retry.force,
+                adjust=retry.adjust,
+            )

@@ -35,32 +35,38 @@ async def schedule_insert_and_get(s: ScheduleStore) -> None:
 
 
 async def schedule_active_checks(s: ScheduleStore) -> None:
-    a = await s.insert_schedule(1, "milestone", T0 + 100, T0)
-    b = await s.insert_schedule(1, "milestone", T0 + 300, T0)
+    a = await s.insert_schedule(1, "milestone", T0 + 300, T0)
+    b = await s.insert_schedule(1, "milestone", T0 + 100, T0)
     await s.insert_schedule(1, "normal", T0 + 200, T0)
     expect(await s.has_active_schedule(1, "milestone"), True, "pending is active")
     expect(await s.has_active_schedule(1, "new"), False, "other type")
     expect(await s.has_active_schedule(2, "milestone"), False, "other aid")
-    latest = await s.latest_active_schedule(1, "milestone")
-    expect(latest and latest.id, b, "latest active by started_at")
-    await s.set_schedule_status([b], "processing")
-    latest = await s.latest_active_schedule(1, "milestone")
-    expect(latest and latest.id, b, "processing rows are active too")
-    await s.set_schedule_status([b], "completed")
-    latest = await s.latest_active_schedule(1, "milestone")
-    expect(latest and latest.id, a, "completed rows are not active")
-    await s.set_schedule_status([a], "failed")
+    active = await s.active_schedules(1, "milestone")
+    expect([(r.id, r.status) for r in active], [(a, "pending"), (b, "pending")], "by id")
+    await s.set_schedule_status([a], "processing")
+    active = await s.active_schedules(1, "milestone")
+    expect([r.status for r in active], ["processing", "pending"], "processing rows are active")
+    await s.set_schedule_status([a], "completed")
+    expect([r.id for r in await s.active_schedules(1, "milestone")], [b], "completed: not active")
+    await s.set_schedule_status([b], "failed")
     expect(await s.has_active_schedule(1, "milestone"), False, "all terminal")
-    expect(await s.latest_active_schedule(1, "milestone"), None, "no active row")
+    expect(await s.active_schedules(1, "milestone"), [], "no active row")
     expect(await s.aids_with_active_schedule("normal"), {1}, "aids with active normal")
     expect(await s.aids_with_active_schedule("milestone"), set(), "aids with active milestone")
 
 
-async def schedule_latest_active_tie(s: ScheduleStore) -> None:
-    await s.insert_schedule(3, "milestone", T0 + 50, T0)
-    b = await s.insert_schedule(3, "milestone", T0 + 50, T0)
-    latest = await s.latest_active_schedule(3, "milestone")
-    expect(latest and latest.id, b, "equal started_at: the highest id")
+async def store_dispatcher_anti_joins(s: Any) -> None:
+    for aid in (1, 2, 3, 4):
+        await s.add_video(aid, T0)
+    await s.add_song(2, T0)
+    await s.add_song(4, T0)
+    await s.insert_schedule(2, "normal", T0, T0)
+    archive = await s.insert_schedule(3, "archive", T0, T0)
+    expect(await s.songs_without_active_schedule("normal"), [4], "songs without active normal")
+    expect(await s.songs_without_active_schedule("archive"), [2, 4], "songs without archive")
+    expect(await s.non_songs_without_active_schedule("archive"), [1], "non-songs")
+    await s.set_schedule_status([archive], "completed")
+    expect(await s.non_songs_without_active_schedule("archive"), [1, 3], "after completion")
 
 
 async def schedule_move(s: ScheduleStore) -> None:
@@ -257,7 +263,6 @@ CHECKS: dict[str, list[Callable[[Any], Awaitable[None]]]] = {
     "schedule_store": [
         schedule_insert_and_get,
         schedule_active_checks,
-        schedule_latest_active_tie,
         schedule_move,
         schedule_due_bounds_and_order,
         schedule_processing_any_type,
@@ -273,4 +278,5 @@ CHECKS: dict[str, list[Callable[[Any], Awaitable[None]]]] = {
         snapshot_milestone_candidates,
     ],
     "window_counter": [counter_incr, counter_replace_and_clear],
+    "store": [store_dispatcher_anti_joins],
 }

@@ -14,6 +14,7 @@ FACTORIES: dict[str, dict[str, Callable[[], Any]]] = {
     "schedule_store": {"memory": MemoryStore},
     "snapshot_store": {"memory": MemoryStore},
     "window_counter": {"memory": MemoryWindowCounter},
+    "store": {"memory": MemoryStore},
 }
 
 CASES = [

@@ -217,7 +217,9 @@ def test_idle_iterations_are_run_length_encoded() -> None:
         q.every("tick", 1000, tick)
 
     _, rec = run_engine(setup, 7000, elide=False)
-    idle = [(e.t_ms, e.first_due_ms, e.last_due_ms, e.iterations) for e in rec.events(IdleIterations)]
+    idle = [
+        (e.t_ms, e.first_due_ms, e.last_due_ms, e.iterations) for e in rec.events(IdleIterations)
+    ]
     assert idle == [(3000, 0, 2000, 3), (7000, 5000, 7000, 3)]
     assert [e.due_ms for e in rec.events(IterationStarted)] == [3000, 4000]
     assert [e.due_ms for e in rec.events(IterationFinished)] == [3000, 4000]
