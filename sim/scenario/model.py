@@ -11,6 +11,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from sim.scenario.types import DurationMs, InstantMs, Section, UtcOffsetMs
+from sim.scenario.world import ArrivalsSection, CatalogSection, CurvesSection
 from sim.units import DEFAULT_EPOCH_MS, HOUR_MS
 
 
@@ -32,6 +33,9 @@ class Scenario(Section):
     """The crawler's local time zone; drives the Saturday/Monday archive targets (§13b.5, Q2)."""
     profile: Literal["design", "cvsa-2026"] = "design"
     engine: EngineSection = EngineSection()
+    catalog: CatalogSection = CatalogSection()
+    curves: CurvesSection = CurvesSection()
+    arrivals: ArrivalsSection = ArrivalsSection()
 
     @model_validator(mode="after")
     def _end_fits(self) -> Scenario:

@@ -1,0 +1,180 @@
+"""The initial catalog: the videos known at the start, with their families and curves.
+
+Randomness (style-anchors R9). Every quantity has its own stream, ``fresh_numpy("catalog", q)``
+or ``fresh_numpy("curves", q)``, and is drawn for *every* video in slot order, songs first
+(slots ``0..songs-1``), then non-songs. Consequences, by construction:
+
+* building twice from the same seed gives identical arrays (keyed streams are not consumed);
+* changing one family's weight re-labels some videos but changes no other draw;
+* changing one family's parameters changes only that family's videos;
+* adding non-songs appends draws and leaves every song's draws as they were (numpy draws are
+  prefix-stable), and growing ``songs`` shifts non-songs' draws by that many slots only.
+
+After the draws, videos are sorted by publication time; the aid is then a function of that rank
+(:mod:`sim.world.ids`), so aids grow with publication time as bilibili's do.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from sim.rng import RandomStreams
+from sim.scenario.model import Scenario
+from sim.world import families as fm
+from sim.world.curves import NEVER_MS, Family
+from sim.world.families import F8, I8, Draft
+from sim.world.traffic import TrafficClock
+
+I1 = npt.NDArray[np.int8]
+B1 = npt.NDArray[np.bool_]
+
+
+@dataclass(frozen=True)
+class InitialCatalog:
+    """The initial catalog before aids are assigned, sorted by publication time."""
+
+    published_ms: I8
+    family: I1
+    is_song: B1
+    draft: Draft
+    recount_index: I8
+    """Rows that get recount steps."""
+    recount_ms: I8
+    """Step instants per recount row, sorted, padded with :data:`NEVER_MS`."""
+    recount_fraction: F8
+    """Drop of each step as a fraction of the views just before it."""
+
+
+def family_of(u: F8, weights: tuple[float, ...]) -> I1:
+    """Map uniforms to families in proportion to ``weights`` (inverse CDF)."""
+    w = np.asarray(weights, dtype=np.float64)
+    out: I1 = np.searchsorted(np.cumsum(w) / w.sum(), u, side="right").astype(np.int8)
+    return np.minimum(out, len(weights) - 1).astype(np.int8)
+
+
+def ages_ms(family: I1, u: F8, scenario: Scenario) -> I8:
+    """Time from publication to the start: fresh videos within ``fresh_window``, the others a
+    truncated exponential on ``[fresh_window, max_age]`` (most uploads are recent)."""
+    cat, window = scenario.catalog, scenario.curves.fresh_window
+    lo = float(window) if window < cat.max_age else 0.0
+    span, scale = cat.max_age - lo, float(cat.age_scale)
+    old = lo - scale * np.log1p(-u * -np.expm1(-span / scale))
+    new = u * min(window, cat.max_age)
+    age = np.where(family == Family.FRESH, new, old)
+    out: I8 = np.clip(np.round(age), 1, cat.max_age).astype(np.int64)
+    return out
+
+
+def draw_initial(scenario: Scenario, streams: RandomStreams, clock: TrafficClock) -> InitialCatalog:
+    """Draw the initial catalog of ``catalog.songs + catalog.non_songs`` videos."""
+    cat, cur = scenario.catalog, scenario.curves
+    n = cat.songs + cat.non_songs
+    start, end = scenario.start_ms, scenario.end_ms
+
+    def uniform(stream: str, q: str, size: int | tuple[int, int] = n) -> F8:
+        out: F8 = streams.fresh_numpy(stream, q).random(size)
+        return out
+
+    def normal(stream: str, q: str) -> F8:
+        out: F8 = streams.fresh_numpy(stream, q).standard_normal(n)
+        return out
+
+    is_song = np.arange(n) < cat.songs
+    family = family_of(uniform("catalog", "family"), cur.weights.as_tuple())
+    published = start - ages_ms(family, uniform("catalog", "age"), scenario)
+    z = normal("catalog", "views")
+    views = np.where(
+        is_song,
+        fm.lognormal(z, cat.song_views_median, cat.song_views_sigma),
+        fm.lognormal(z, cat.other_views_median, cat.other_views_sigma),
+    )
+    views = np.minimum(views, 2e9)  # views is an int column in video_snapshot (§2.2)
+    slot = {
+        "z_ratio": normal("curves", "steady"),
+        "z_burst": normal("curves", "fresh.size"),
+        "z_half": normal("curves", "fresh.half"),
+        "u_surge": uniform("curves", "viral.when"),
+        "z_surge": normal("curves", "viral.size"),
+        "z_rise": normal("curves", "viral.rise"),
+        "z_decay": normal("curves", "viral.decay"),
+        "u_steps": uniform("curves", "recount.count"),
+    }
+    steps_ms = start + uniform("curves", "recount.when", (n, cur.recount_steps_max)) * (end - start)
+    drop_z = streams.fresh_numpy("curves", "recount.size").standard_normal(
+        (n, cur.recount_steps_max)
+    )
+    rate = np.zeros(n)
+    appr = np.flatnonzero(family == Family.APPROACHER)
+    if appr.size:
+        published[appr], rate[appr], views[appr] = _approachers(
+            scenario, streams, clock, appr, n, published[appr]
+        )
+
+    order = np.argsort(published, kind="stable")
+    published, family, is_song = published[order], family[order], is_song[order]
+    views, rate = views[order], rate[order]
+    slot = {k: v[order] for k, v in slot.items()}
+    steps_ms, drop_z = steps_ms[order], drop_z[order]
+
+    hours0 = clock.hours(start)
+    d = Draft.zeros(clock.hours_many(published))
+    s0 = hours0 - d.start_hours
+
+    def members(*fams: Family) -> I8:
+        out: I8 = np.flatnonzero(np.isin(family, [int(f) for f in fams]))
+        return out
+
+    fm.dormant(d, members(Family.DORMANT), views[members(Family.DORMANT)])
+    sel = members(Family.STEADY, Family.VIRAL, Family.RECOUNT)
+    fm.steady(d, sel, views[sel], s0[sel], slot["z_ratio"][sel], cur)
+    sel = members(Family.FRESH)
+    fm.fresh(d, sel, slot["z_burst"][sel], slot["z_half"][sel], cur)
+    sel = members(Family.VIRAL)
+    centre_ms = start + np.round(slot["u_surge"][sel] * (end - start)).astype(np.int64)
+    centre = clock.hours_many(centre_ms) - d.start_hours[sel]
+    fm.surge(d, sel, centre, slot["z_surge"][sel], slot["z_rise"][sel], slot["z_decay"][sel], cur)
+    fm.viral_offset(d, sel, views[sel], s0[sel])
+    sel = members(Family.APPROACHER)
+    d.rate[sel] = rate[sel]
+    d.offset[sel] = np.maximum(views[sel] - rate[sel] * s0[sel], 0.0)
+
+    rc = members(Family.RECOUNT)
+    count = 1 + np.floor(slot["u_steps"][rc] * cur.recount_steps_max).astype(np.int64)
+    used = np.arange(cur.recount_steps_max) < count[:, None]
+    recount_ms = np.full(used.shape, NEVER_MS, np.int64)
+    recount_ms[used] = np.round(steps_ms[rc][used]).astype(np.int64)
+    recount_ms.sort(axis=1)
+    frac = np.minimum(fm.lognormal(drop_z[rc], cur.recount_drop_median, cur.recount_drop_sigma), 1)
+    return InitialCatalog(published, family, is_song, d, rc, recount_ms, frac)
+
+
+def _approachers(
+    scenario: Scenario,
+    streams: RandomStreams,
+    clock: TrafficClock,
+    sel: I8,
+    n: int,
+    published: I8,
+) -> tuple[I8, F8, F8]:
+    """Publication time, rate and views at the start of the approachers ``sel``.
+
+    A linear curve cannot have started below zero views, so an approacher too fast for its
+    drawn age is made younger: it gained its views at its own rate since publication.
+    """
+
+    def u(q: str) -> F8:
+        out: F8 = streams.fresh_numpy("curves", f"approach.{q}").random(n)[sel]
+        return out
+
+    hours0 = clock.hours(scenario.start_ms)
+    run_hours = clock.hours(scenario.end_ms) - hours0
+    _, rate, views = fm.approach_plan(
+        u("target"), u("n"), u("rate"), u("when"), run_hours, scenario.curves
+    )
+    life = hours0 - clock.hours_many(published)
+    life = np.minimum(life, (0.3 + 0.65 * u("age")) * views / rate)
+    pub = np.minimum(clock.instant_many(hours0 - life), scenario.start_ms - 1)
+    return pub, rate, views
