@@ -162,7 +162,7 @@ def _approachers(
     """Publication time, rate and views at the start of the approachers ``sel``.
 
     A linear curve cannot have started below zero views, so an approacher too fast for its
-    drawn age is made younger: it gained its views at its own rate since publication.
+    drawn age is made younger: published when its line crossed zero.
     """
 
     def u(q: str) -> F8:
@@ -174,7 +174,6 @@ def _approachers(
     _, rate, views = fm.approach_plan(
         u("target"), u("n"), u("rate"), u("when"), run_hours, scenario.curves
     )
-    life = hours0 - clock.hours_many(published)
-    life = np.minimum(life, (0.3 + 0.65 * u("age")) * views / rate)
+    life = np.minimum(hours0 - clock.hours_many(published), views / rate)
     pub = np.minimum(clock.instant_many(hours0 - life), scenario.start_ms - 1)
     return pub, rate, views

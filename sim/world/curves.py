@@ -71,9 +71,7 @@ class RecountSteps:
 
     def __post_init__(self) -> None:
         rows = {
-            int(i): tuple(
-                (int(t), int(d)) for t, d in zip(ts, ds, strict=True) if t != NEVER_MS
-            )
+            int(i): tuple((int(t), int(d)) for t, d in zip(ts, ds, strict=True) if t != NEVER_MS)
             for i, ts, ds in zip(self.index, self.t_ms, self.cum_drop, strict=True)
         }
         object.__setattr__(self, "_rows", rows)

@@ -55,6 +55,7 @@ class Draft:
     def zeros(cls, start_hours: F8) -> Draft:
         """A batch of dormant curves (the time scales are 1 h so that unused terms stay finite)."""
         n = len(start_hours)
+
         def z() -> F8:
             return np.zeros(n)
 

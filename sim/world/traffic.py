@@ -108,4 +108,3 @@ class TrafficClock:
         k = rem // HOUR_MS
         f = (rem - k * HOUR_MS) / HOUR_MS
         return self.rate[k] + 2 * f * self._half_slope[k]
-
