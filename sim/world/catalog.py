@@ -72,27 +72,50 @@ def draw_initial(scenario: Scenario, streams: RandomStreams, clock: TrafficClock
     """Draw the initial catalog of ``catalog.songs + catalog.non_songs`` videos."""
     cat, cur = scenario.catalog, scenario.curves
     n = cat.songs + cat.non_songs
-    start, end = scenario.start_ms, scenario.end_ms
-
-    def uniform(stream: str, q: str, size: int | tuple[int, int] = n) -> F8:
-        out: F8 = streams.fresh_numpy(stream, q).random(size)
-        return out
-
-    def normal(stream: str, q: str) -> F8:
-        out: F8 = streams.fresh_numpy(stream, q).standard_normal(n)
-        return out
-
+    draws = _slot_draws(streams, n, cur.recount_steps_max)
     is_song = np.arange(n) < cat.songs
-    family = family_of(uniform("catalog", "family"), cur.weights.as_tuple())
-    published = start - ages_ms(family, uniform("catalog", "age"), scenario)
-    z = normal("catalog", "views")
+    family = family_of(draws.pop("u_family"), cur.weights.as_tuple())
+    published = scenario.start_ms - ages_ms(family, draws.pop("u_age"), scenario)
+    z = draws.pop("z_views")
     views = np.where(
         is_song,
         fm.lognormal(z, cat.song_views_median, cat.song_views_sigma),
         fm.lognormal(z, cat.other_views_median, cat.other_views_sigma),
     )
     views = np.minimum(views, 2e9)  # views is an int column in video_snapshot (§2.2)
-    slot = {
+    rate = np.zeros(n)
+    appr = np.flatnonzero(family == Family.APPROACHER)
+    if appr.size:
+        published[appr], rate[appr], views[appr] = _approachers(
+            scenario, streams, clock, appr, n, published[appr]
+        )
+    # Slot order -> publication order; every per-slot draw moves with its video.
+    order = np.argsort(published, kind="stable")
+    published, family, is_song = published[order], family[order], is_song[order]
+    views, rate = views[order], rate[order]
+    draws = {k: v[order] for k, v in draws.items()}
+    d = Draft.zeros(clock.hours_many(published))
+    _fill_curves(d, family, views, rate, draws, scenario, clock)
+    rc = np.flatnonzero(family == Family.RECOUNT)
+    recount_ms, frac = _recount_plan({k: v[rc] for k, v in draws.items()}, scenario)
+    return InitialCatalog(published, family, is_song, d, rc, recount_ms, frac)
+
+
+def _slot_draws(streams: RandomStreams, n: int, steps: int) -> dict[str, F8]:
+    """One array per random quantity, one row per slot, each from its own keyed stream."""
+
+    def uniform(stream: str, q: str, size: int | tuple[int, int] = n) -> F8:
+        out: F8 = streams.fresh_numpy(stream, q).random(size)
+        return out
+
+    def normal(stream: str, q: str, size: int | tuple[int, int] = n) -> F8:
+        out: F8 = streams.fresh_numpy(stream, q).standard_normal(size)
+        return out
+
+    return {
+        "u_family": uniform("catalog", "family"),
+        "u_age": uniform("catalog", "age"),
+        "z_views": normal("catalog", "views"),
         "z_ratio": normal("curves", "steady"),
         "z_burst": normal("curves", "fresh.size"),
         "z_half": normal("curves", "fresh.half"),
@@ -101,54 +124,59 @@ def draw_initial(scenario: Scenario, streams: RandomStreams, clock: TrafficClock
         "z_rise": normal("curves", "viral.rise"),
         "z_decay": normal("curves", "viral.decay"),
         "u_steps": uniform("curves", "recount.count"),
+        "u_step_at": uniform("curves", "recount.when", (n, steps)),
+        "z_drop": normal("curves", "recount.size", (n, steps)),
     }
-    steps_ms = start + uniform("curves", "recount.when", (n, cur.recount_steps_max)) * (end - start)
-    drop_z = streams.fresh_numpy("curves", "recount.size").standard_normal(
-        (n, cur.recount_steps_max)
-    )
-    rate = np.zeros(n)
-    appr = np.flatnonzero(family == Family.APPROACHER)
-    if appr.size:
-        published[appr], rate[appr], views[appr] = _approachers(
-            scenario, streams, clock, appr, n, published[appr]
-        )
 
-    order = np.argsort(published, kind="stable")
-    published, family, is_song = published[order], family[order], is_song[order]
-    views, rate = views[order], rate[order]
-    slot = {k: v[order] for k, v in slot.items()}
-    steps_ms, drop_z = steps_ms[order], drop_z[order]
 
-    hours0 = clock.hours(start)
-    d = Draft.zeros(clock.hours_many(published))
-    s0 = hours0 - d.start_hours
+def _fill_curves(
+    d: Draft,
+    family: I1,
+    views: F8,
+    rate: F8,
+    draws: dict[str, F8],
+    scenario: Scenario,
+    clock: TrafficClock,
+) -> None:
+    """Set every family's parameters so that each video shows ``views`` at the start."""
+    cur, start, end = scenario.curves, scenario.start_ms, scenario.end_ms
+    s0 = clock.hours(start) - d.start_hours
 
     def members(*fams: Family) -> I8:
         out: I8 = np.flatnonzero(np.isin(family, [int(f) for f in fams]))
         return out
 
-    fm.dormant(d, members(Family.DORMANT), views[members(Family.DORMANT)])
+    sel = members(Family.DORMANT)
+    fm.dormant(d, sel, views[sel])
     sel = members(Family.STEADY, Family.VIRAL, Family.RECOUNT)
-    fm.steady(d, sel, views[sel], s0[sel], slot["z_ratio"][sel], cur)
+    fm.steady(d, sel, views[sel], s0[sel], draws["z_ratio"][sel], cur)
     sel = members(Family.FRESH)
-    fm.fresh(d, sel, slot["z_burst"][sel], slot["z_half"][sel], cur)
+    fm.fresh(d, sel, draws["z_burst"][sel], draws["z_half"][sel], cur)
     sel = members(Family.VIRAL)
-    centre_ms = start + np.round(slot["u_surge"][sel] * (end - start)).astype(np.int64)
+    centre_ms = start + np.round(draws["u_surge"][sel] * (end - start)).astype(np.int64)
     centre = clock.hours_many(centre_ms) - d.start_hours[sel]
-    fm.surge(d, sel, centre, slot["z_surge"][sel], slot["z_rise"][sel], slot["z_decay"][sel], cur)
+    z = (draws["z_surge"][sel], draws["z_rise"][sel], draws["z_decay"][sel])
+    fm.surge(d, sel, centre, *z, cur)
     fm.viral_offset(d, sel, views[sel], s0[sel])
     sel = members(Family.APPROACHER)
     d.rate[sel] = rate[sel]
     d.offset[sel] = np.maximum(views[sel] - rate[sel] * s0[sel], 0.0)
 
-    rc = members(Family.RECOUNT)
-    count = 1 + np.floor(slot["u_steps"][rc] * cur.recount_steps_max).astype(np.int64)
+
+def _recount_plan(draws: dict[str, F8], scenario: Scenario) -> tuple[I8, F8]:
+    """Step instants (sorted, padded with :data:`NEVER_MS`) and drop fractions of the recount
+    videos, whose draws are ``draws``. The drops in views are set later, on the finished curve."""
+    cur, start, end = scenario.curves, scenario.start_ms, scenario.end_ms
+    count = 1 + np.floor(draws["u_steps"] * cur.recount_steps_max).astype(np.int64)
     used = np.arange(cur.recount_steps_max) < count[:, None]
     recount_ms = np.full(used.shape, NEVER_MS, np.int64)
-    recount_ms[used] = np.round(steps_ms[rc][used]).astype(np.int64)
+    at = start + draws["u_step_at"] * (end - start)
+    recount_ms[used] = np.round(at[used]).astype(np.int64)
     recount_ms.sort(axis=1)
-    frac = np.minimum(fm.lognormal(drop_z[rc], cur.recount_drop_median, cur.recount_drop_sigma), 1)
-    return InitialCatalog(published, family, is_song, d, rc, recount_ms, frac)
+    frac = np.minimum(
+        fm.lognormal(draws["z_drop"], cur.recount_drop_median, cur.recount_drop_sigma), 1.0
+    )
+    return recount_ms, frac
 
 
 def _approachers(

@@ -175,7 +175,10 @@ class World:
         return self._value(i, self._last_hours, t_ms)
 
     def views_many(self, aids: npt.ArrayLike, t_ms: Ms) -> I8:
-        """Views of many aids at one instant; equal element-wise to :meth:`views`."""
+        """Views of many aids at one instant; equal element-wise to :meth:`views`.
+
+        Sorted aids are about twice as fast as shuffled ones (memory access, bench/world.py).
+        """
         idx = self.indices(aids)
         return self.table.values(idx, self.clock.hours(t_ms), t_ms)
 
