@@ -89,10 +89,13 @@ def human(x: float, _pos: object = None) -> str:
 
 
 def _counts_axis(ax: Axes) -> None:
-    """View-count ticks: exact with thousands separators on small axes, compact on large ones."""
-    from matplotlib.ticker import FuncFormatter
+    """View-count ticks on whole views: exact with thousands separators where the axis is small
+    or narrow (a compact 4.792M would repeat), compact (1.5M) elsewhere."""
+    from matplotlib.ticker import FuncFormatter, MaxNLocator
 
-    if ax.get_ylim()[1] < 100_000:
+    ax.yaxis.set_major_locator(MaxNLocator(nbins="auto", steps=[1, 2, 2.5, 5, 10], integer=True))
+    bottom, top = ax.get_ylim()
+    if top < 100_000 or top - bottom < 0.01 * top:
         ax.yaxis.set_major_formatter(FuncFormatter(lambda x, _pos: f"{x:,.0f}"))
     else:
         ax.yaxis.set_major_formatter(FuncFormatter(human))
