@@ -102,8 +102,8 @@ class World:
         self._value = table.value
         self._n = len(self.aid)
         self._published = self.published_ms.data
-        self._last_t: Ms = -1
-        self._last_hours = 0.0
+        self._last_t: Ms = scenario.start_ms  # a one-entry cache of T(t) for views()
+        self._last_hours = clock.hours(scenario.start_ms)
 
     @classmethod
     def build(cls, scenario: Scenario, streams: RandomStreams) -> World:
