@@ -27,10 +27,13 @@ def cli() -> None:
 
 
 def _register() -> None:
-    # Imported here so that `sim --help` stays fast and each command owns its imports.
+    # Each command module imports its heavy dependencies (matplotlib, the model) inside the
+    # command, so that `sim --help` stays fast.
+    from sim.cli import curves as _curves
     from sim.cli import run as _run
 
     cli.add_command(_run.run)
+    cli.add_command(_curves.curves)
 
 
 _register()

@@ -168,11 +168,25 @@ def format_validation_error(
             where = f":{lines[path]}" if path in lines else ""
             out.append(f"{source}{where}: {path} is not a known key{hint}")
             continue
+        rule = _rule(err)
+        if err["type"] == "value_error":
+            path, rule = _blame_field(path, rule)
         line = _line_for(path, lines)
         where = f":{line}" if line else ""
-        got = "" if err["type"] == "missing" else f" (got {_show(err.get('input'))})"
-        out.append(f"{source}{where}: {path} {_rule(err)}{got}")
+        # A cross-field validator knows the telling value (a sum, a bound) and states it itself.
+        stated = err["type"] == "value_error" and "(got " in rule
+        got = "" if err["type"] == "missing" or stated else f" (got {_show(err.get('input'))})"
+        out.append(f"{source}{where}: {path} {rule}{got}")
     return out
+
+
+def _blame_field(path: str, rule: str) -> tuple[str, str]:
+    """A table-level validator names the key it blames first ("amplitude must ..."): move that
+    key into the path, so the message reads ``curves.amplitude must ...`` and finds its line."""
+    m = re.match(r"([a-z_][a-z0-9_]*) (?=must |is )", rule)
+    if not m:
+        return path, rule
+    return (f"{path}.{m.group(1)}" if path else m.group(1)), rule[m.end() :]
 
 
 def _show(value: Any) -> str:

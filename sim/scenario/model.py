@@ -13,6 +13,7 @@ from pydantic import Field, model_validator
 from sim.scenario.scheduler import SchedulerSection
 from sim.scenario.switches import SwitchOverrides
 from sim.scenario.types import DurationMs, InstantMs, Section, UtcOffsetMs
+from sim.scenario.world import ArrivalsSection, CatalogSection, CurvesSection
 from sim.units import DEFAULT_EPOCH_MS, HOUR_MS
 
 
@@ -37,6 +38,9 @@ class Scenario(Section):
     """Per-switch overrides of the profile (sim.cvsa.profile; docs/profiles.md)."""
     scheduler: SchedulerSection = SchedulerSection()
     engine: EngineSection = EngineSection()
+    catalog: CatalogSection = CatalogSection()
+    curves: CurvesSection = CurvesSection()
+    arrivals: ArrivalsSection = ArrivalsSection()
 
     @model_validator(mode="after")
     def _end_fits(self) -> Scenario:

@@ -11,9 +11,9 @@ from sim.scenario.types import DurationMs, Section
 class RetrySection(Section):
     """``[scheduler.retry]``: the seed-004 backoff (``retry_policy = "backoff"``)."""
 
-    base: DurationMs = 1000
+    base: DurationMs = "1s"  # type: ignore[assignment]  # defaults are validated like input
     """First retry delay (seed 004: 1 s); attempt n waits base * 2^(n-1)."""
-    cap: DurationMs = 30_000
+    cap: DurationMs = "30s"  # type: ignore[assignment]
     """Longest delay before jitter (seed 004: 30 s)."""
     jitter: float = Field(default=0.5, ge=0, le=1)
     """Relative jitter: the delay is multiplied by a uniform factor in [1 - j, 1 + j] (+/-50 %)."""
@@ -26,7 +26,7 @@ class SchedulerSection(Section):
 
     snapshot_concurrency: int = Field(default=50, ge=1, le=10_000)
     """Workers of the ``snapshot`` queue (reference §1.2: 50)."""
-    history: list[DurationMs] = Field(default_factory=lambda: [86_400_000, 0], max_length=16)
+    history: list[DurationMs] = Field(default_factory=lambda: ["24h", "0s"], max_length=16)
     """Snapshots every known video already has at the start: one per offset before the start
     (e.g. ``["24h", "0s"]``), so that growth and ETAs can be computed from the first tick."""
     retry: RetrySection = RetrySection()
