@@ -151,6 +151,18 @@ class SnapshotStore(Protocol):
         """INSERT into ``songs`` if absent; True if it was added (reference §13.2)."""
         ...
 
+    async def load_catalog(
+        self, aids: Sequence[int], published_ms: Sequence[Ms], is_song: Sequence[bool]
+    ) -> None:
+        """Bulk :meth:`add_video` (and :meth:`add_song` where ``is_song``): the first catalogue."""
+        ...
+
+    async def load_snapshots(
+        self, aids: Sequence[int], times_ms: Sequence[Ms], views: Sequence[int]
+    ) -> int:
+        """Bulk :meth:`insert_snapshot`; returns how many were stored (duplicates are not)."""
+        ...
+
     async def song_aids(self) -> list[int]:
         """Every song's aid, ascending."""
         ...
@@ -183,6 +195,11 @@ class SnapshotStore(Protocol):
     async def closest_snapshot(self, aid: int, t_ms: Ms) -> Snapshot | None:
         """``findClosestSnapshot``: the closer of the latest at/before and the earliest at/after
         ``t_ms``; on a tie the earlier one (reference §11.3, §19.7)."""
+        ...
+
+    async def closest_snapshots(self, aid: int, times_ms: Sequence[Ms]) -> list[Snapshot | None]:
+        """:meth:`closest_snapshot` for each of ``times_ms``, in one round trip (the six ETA
+        lookbacks of §11.4; the deployed code makes six queries)."""
         ...
 
     async def snapshot_before(self, aid: int, t_ms: Ms) -> Snapshot | None:

@@ -1,20 +1,25 @@
 """The in-memory backend: the default, and a *fake* (not a mock): it passes the same contract
 suite as SQLite, PostgreSQL and Redis (``sim.testing``, tests/contracts/).
 
-Indexes mirror the deployed schema's (reference §2.1): pending rows by (type, started_at) for the
-ticks, active rows by started_at for cleanup, pending counts per 5-minute window for the refresh
-(kept incrementally instead of a GROUP BY scan), active rows per (aid, type) for the duplicate
-check. Snapshots of one video live in one interleaved ``array('q')`` [t0, v0, t1, v1, ...] to keep
-about 16 bytes per snapshot at full scale.
+Its indexes answer the deployed queries (reference §2.1) without scans:
+
+* pending rows per type and active rows, each in a heap of ``(started_at, id)`` with lazy
+  deletion: an entry is live while its row exists with that status class and that time (a status
+  change or a move just leaves a stale entry behind, dropped when it reaches the top);
+* pending counts per 5-minute window, kept as rows come and go (the refresh's GROUP BY);
+* active rows per (aid, type), and per type the songs and the non-song videos with **no** active
+  row (the dispatchers' anti-joins), kept as active counts cross zero;
+* milestone candidates (§11.1), re-checked when a video's latest views, eta or song flag change.
+
+Snapshots of one video live in one interleaved ``array('q')`` ``[t0, v0, t1, v1, ...]`` (about 16
+bytes per snapshot at full scale), searched in place.
 """
 
 from __future__ import annotations
 
-import bisect
+import heapq
 from array import array
 from collections.abc import Callable, Mapping, Sequence
-
-from sortedcontainers import SortedList
 
 from sim.cvsa.milestones import milestone_candidate
 from sim.ports import (
@@ -30,6 +35,7 @@ from sim.units import WINDOW_MS, Ms
 _PENDING = "pending"
 _PROCESSING = "processing"
 _ORDER_RANK = {"normal": 0, "archive": 1}
+_TYPES = ("new", "milestone", "normal", "archive")
 
 
 class _Row:
@@ -49,66 +55,121 @@ class _Row:
         )
 
 
+def _last_at_or_before(snaps: array[int], t_ms: Ms) -> int:
+    """Index (in snapshots, not array slots) of the last snapshot with time <= t, or -1."""
+    lo, hi = 0, len(snaps) >> 1
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if snaps[mid << 1] <= t_ms:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo - 1
+
+
 class MemoryStore:
-    """Schedule store and snapshot store over dicts and sorted lists."""
+    """Schedule store and snapshot store in one object (one database)."""
 
     def __init__(self) -> None:
         self._rows: dict[int, _Row] = {}
         self._next_id = 1
-        self._pending: dict[str, SortedList] = {}
-        self._active_by_time: SortedList = SortedList()
+        self._pending: dict[str, list[tuple[Ms, int]]] = {t: [] for t in _TYPES}
+        self._active_heap: list[tuple[Ms, int]] = []
         self._active: dict[tuple[int, str], list[_Row]] = {}
-        self._active_aids: dict[str, dict[int, int]] = {}
+        self._active_aids: dict[str, dict[int, int]] = {t: {} for t in _TYPES}
         self._processing: dict[int, int] = {}
         self._pending_windows: dict[Ms, int] = {}
         self._snaps: dict[int, array[int]] = {}
         self._eta: dict[int, EtaRow] = {}
         self._songs: dict[int, Ms] = {}
-        self._videos: dict[int, list[int]] = {}
-        self._song_set_cache: set[int] | None = None
+        self._videos: dict[int, Ms] = {}
+        self._status: dict[int, int] = {}
+        self._idle_songs: dict[str, set[int]] = {t: set() for t in _TYPES}
+        self._idle_others: dict[str, set[int]] = {t: set() for t in _TYPES}
         self._candidates: set[int] = set()
         self._candidates_wide: set[int] = set()
 
     # -- index maintenance ------------------------------------------------------------------
-    def _index(self, row: _Row) -> None:
-        if row.status == _PENDING:
-            self._pending.setdefault(row.type, SortedList()).add((row.started_at, row.id))
+    def _index(self, row: _Row, *, new_time: bool = True, was: str | None = None) -> None:
+        """Add ``row`` to the indexes of its status. Heap entries are pushed only when the row
+        enters a heap's status class or its time changed (``new_time``): a live entry is unique."""
+        status = row.status
+        if status == _PENDING:
+            if new_time or was != _PENDING:
+                heapq.heappush(self._pending[row.type], (row.started_at, row.id))
             w = row.started_at - row.started_at % WINDOW_MS
             self._pending_windows[w] = self._pending_windows.get(w, 0) + 1
-        if row.status in (_PENDING, _PROCESSING):
-            self._active_by_time.add((row.started_at, row.id))
-            self._active.setdefault((row.aid, row.type), []).append(row)
-            per_type = self._active_aids.setdefault(row.type, {})
-            per_type[row.aid] = per_type.get(row.aid, 0) + 1
-        if row.status == _PROCESSING:
+        elif status != _PROCESSING:
+            return
+        if new_time or was not in (_PENDING, _PROCESSING):
+            heapq.heappush(self._active_heap, (row.started_at, row.id))
+        key = (row.aid, row.type)
+        rows = self._active.get(key)
+        if rows is None:
+            self._active[key] = [row]
+        else:
+            rows.append(row)
+        per_type = self._active_aids[row.type]
+        n = per_type.get(row.aid, 0)
+        per_type[row.aid] = n + 1
+        if n == 0:
+            self._idle_songs[row.type].discard(row.aid)
+            self._idle_others[row.type].discard(row.aid)
+        if status == _PROCESSING:
             self._processing[row.aid] = self._processing.get(row.aid, 0) + 1
 
     def _unindex(self, row: _Row) -> None:
-        if row.status == _PENDING:
-            self._pending[row.type].remove((row.started_at, row.id))
+        # Heap entries are not removed here: they go stale and are dropped lazily.
+        status = row.status
+        if status == _PENDING:
             w = row.started_at - row.started_at % WINDOW_MS
             left = self._pending_windows[w] - 1
             if left:
                 self._pending_windows[w] = left
             else:
                 del self._pending_windows[w]
-        if row.status in (_PENDING, _PROCESSING):
-            self._active_by_time.remove((row.started_at, row.id))
-            rows = self._active[(row.aid, row.type)]
-            rows.remove(row)
-            if not rows:
-                del self._active[(row.aid, row.type)]
-            per_type = self._active_aids[row.type]
-            if per_type[row.aid] == 1:
-                del per_type[row.aid]
-            else:
-                per_type[row.aid] -= 1
-        if row.status == _PROCESSING:
+        elif status != _PROCESSING:
+            return
+        key = (row.aid, row.type)
+        rows = self._active[key]
+        rows.remove(row)
+        if not rows:
+            del self._active[key]
+        per_type = self._active_aids[row.type]
+        n = per_type[row.aid] - 1
+        if n:
+            per_type[row.aid] = n
+        else:
+            del per_type[row.aid]
+            self._mark_idle(row.aid, row.type)
+        if status == _PROCESSING:
             n = self._processing[row.aid] - 1
             if n:
                 self._processing[row.aid] = n
             else:
                 del self._processing[row.aid]
+
+    def _mark_idle(self, aid: int, type: str) -> None:
+        if aid in self._songs:
+            self._idle_songs[type].add(aid)
+        elif aid in self._videos:
+            self._idle_others[type].add(aid)
+
+    def _live_pending(self, entry: tuple[Ms, int]) -> bool:
+        row = self._rows.get(entry[1])
+        return row is not None and row.status == _PENDING and row.started_at == entry[0]
+
+    def _live_active(self, entry: tuple[Ms, int]) -> bool:
+        row = self._rows.get(entry[1])
+        return (
+            row is not None and row.started_at == entry[0] and row.status in (_PENDING, _PROCESSING)
+        )
+
+    def _clean_top(
+        self, heap: list[tuple[Ms, int]], live: Callable[[tuple[Ms, int]], bool]
+    ) -> None:
+        while heap and not live(heap[0]):
+            heapq.heappop(heap)
 
     # -- ScheduleStore ------------------------------------------------------------------------
     async def insert_schedule(
@@ -150,18 +211,23 @@ class MemoryStore:
         limit: int,
         order: DueOrder,
     ) -> list[ScheduleRow]:
-        lo = (from_ms, 0) if from_ms is not None else None
-        hi = (to_ms, float("inf"))
         found: list[tuple[int, Ms, int]] = []
         for type in types:
-            index = self._pending.get(type)
-            if not index:
-                continue
+            heap = self._pending[type]
             rank = _ORDER_RANK.get(type, 2) if order == "normal_first" else 0
-            for n, (started_at, row_id) in enumerate(index.irange(lo, hi)):
-                if n >= limit:
-                    break
-                found.append((rank, started_at, row_id))
+            taken: list[tuple[Ms, int]] = []
+            n = 0
+            # Pop in time order up to to_ms, dropping stale entries; put live ones back after.
+            while heap and heap[0][0] <= to_ms and n < limit:
+                entry = heapq.heappop(heap)
+                if not self._live_pending(entry):
+                    continue
+                taken.append(entry)
+                if from_ms is None or entry[0] >= from_ms:
+                    found.append((rank, entry[0], entry[1]))
+                    n += 1
+            for entry in taken:
+                heapq.heappush(heap, entry)
         found.sort()
         return [self._rows[row_id].freeze() for _, _, row_id in found[:limit]]
 
@@ -176,59 +242,88 @@ class MemoryStore:
                 continue
             before.append(row.freeze())
             if row.status != status:
+                was = row.status
                 self._unindex(row)
                 row.status = status
-                self._index(row)
+                self._index(row, new_time=False, was=was)
         return before
 
     async def delete_overdue_schedules(self, before_ms: Ms) -> list[ScheduleRow]:
-        doomed = [self._rows[i] for _, i in self._active_by_time.irange(None, (before_ms, -1))]
-        doomed.sort(key=lambda r: r.id)
+        heap = self._active_heap
+        doomed: dict[int, _Row] = {}
+        while heap and heap[0][0] < before_ms:
+            entry = heapq.heappop(heap)
+            if self._live_active(entry):
+                doomed[entry[1]] = self._rows[entry[1]]
         out = []
-        for row in doomed:
+        for row_id in sorted(doomed):
+            row = doomed[row_id]
             out.append(row.freeze())
             self._unindex(row)
-            del self._rows[row.id]
+            del self._rows[row_id]
         return out
 
     async def pending_counts_by_window(self, from_ms: Ms, to_ms: Ms) -> dict[Ms, int]:
         return {w: n for w, n in sorted(self._pending_windows.items()) if from_ms <= w < to_ms}
 
     async def earliest_pending_ms(self, types: Sequence[str]) -> Ms | None:
-        firsts = [idx[0][0] for t in types if (idx := self._pending.get(t))]
+        firsts = []
+        for t in types:
+            heap = self._pending[t]
+            self._clean_top(heap, self._live_pending)
+            if heap:
+                firsts.append(heap[0][0])
         return min(firsts) if firsts else None
 
     async def earliest_active_ms(self) -> Ms | None:
-        return self._active_by_time[0][0] if self._active_by_time else None
+        self._clean_top(self._active_heap, self._live_active)
+        return self._active_heap[0][0] if self._active_heap else None
 
     async def aids_with_active_schedule(self, type: str) -> set[int]:
-        return set(self._active_aids.get(type, ()))
-
-    def _song_set(self) -> set[int]:
-        if self._song_set_cache is None:
-            self._song_set_cache = set(self._songs)
-        return self._song_set_cache
+        return set(self._active_aids[type])
 
     async def songs_without_active_schedule(self, type: str) -> list[int]:
-        active = self._active_aids.get(type, {})
-        return sorted(self._song_set().difference(active))
+        return sorted(self._idle_songs[type])
 
     async def non_songs_without_active_schedule(self, type: str) -> list[int]:
-        active = self._active_aids.get(type, {})
-        songs = self._song_set()
-        return sorted(a for a in self._videos if a not in songs and a not in active)
+        return sorted(self._idle_others[type])
 
     # -- SnapshotStore ------------------------------------------------------------------------
     async def add_video(self, aid: int, published_ms: Ms) -> None:
-        self._videos.setdefault(aid, [published_ms, 0])
+        if aid in self._videos:
+            return
+        self._videos[aid] = published_ms
+        if aid not in self._songs:
+            for t in _TYPES:
+                if aid not in self._active_aids[t]:
+                    self._idle_others[t].add(aid)
 
     async def add_song(self, aid: int, published_ms: Ms) -> bool:
         if aid in self._songs:
             return False
         self._songs[aid] = published_ms
-        self._song_set_cache = None
+        for t in _TYPES:
+            self._idle_others[t].discard(aid)
+            if aid not in self._active_aids[t]:
+                self._idle_songs[t].add(aid)
         self._recheck_candidate(aid)
         return True
+
+    async def load_catalog(
+        self, aids: Sequence[int], published_ms: Sequence[Ms], is_song: Sequence[bool]
+    ) -> None:
+        for aid, pub, song in zip(aids, published_ms, is_song, strict=True):
+            await self.add_video(aid, pub)
+            if song:
+                await self.add_song(aid, pub)
+
+    async def load_snapshots(
+        self, aids: Sequence[int], times_ms: Sequence[Ms], views: Sequence[int]
+    ) -> int:
+        stored = 0
+        for aid, t, v in zip(aids, times_ms, views, strict=True):
+            stored += await self.insert_snapshot(aid, t, v)
+        return stored
 
     async def song_aids(self) -> list[int]:
         return sorted(self._songs)
@@ -240,60 +335,57 @@ class MemoryStore:
         return self._songs.get(aid)
 
     async def video_status(self, aid: int) -> int:
-        meta = self._videos.get(aid)
-        return 0 if meta is None else meta[1]
+        return self._status.get(aid, 0)
 
     async def set_video_status(self, aid: int, code: int) -> None:
-        meta = self._videos.get(aid)
-        if meta is not None:
-            meta[1] = code
+        if aid in self._videos:
+            if code:
+                self._status[aid] = code
+            else:
+                self._status.pop(aid, None)
 
     async def insert_snapshot(self, aid: int, t_ms: Ms, views: int) -> bool:
         snaps = self._snaps.get(aid)
         if snaps is None:
             self._snaps[aid] = array("q", (t_ms, views))
-            self._recheck_candidate(aid)
-            return True
-        if snaps[-2] < t_ms:  # the usual case: appended in time order
+        elif snaps[-2] < t_ms:  # the usual case: appended in time order
             snaps.append(t_ms)
             snaps.append(views)
-            self._recheck_candidate(aid)
+        else:
+            i = _last_at_or_before(snaps, t_ms)
+            if i >= 0 and snaps[2 * i] == t_ms:
+                return False
+            snaps[2 * i + 2 : 2 * i + 2] = array("q", (t_ms, views))
             return True
-        times = snaps[0::2]
-        i = bisect.bisect_left(times, t_ms)
-        if i < len(times) and times[i] == t_ms:
-            return False
-        snaps[2 * i : 2 * i] = array("q", (t_ms, views))
+        self._recheck_candidate(aid)
         return True
 
     async def latest_snapshot(self, aid: int) -> Snapshot | None:
         snaps = self._snaps.get(aid)
         return None if snaps is None else Snapshot(snaps[-2], snaps[-1])
 
-    def _at(self, aid: int, snaps: array[int], i: int) -> Snapshot:
-        return Snapshot(snaps[2 * i], snaps[2 * i + 1])
-
     async def snapshot_before(self, aid: int, t_ms: Ms) -> Snapshot | None:
         snaps = self._snaps.get(aid)
         if snaps is None:
             return None
-        i = bisect.bisect_right(snaps[0::2], t_ms) - 1
-        return None if i < 0 else self._at(aid, snaps, i)
+        i = _last_at_or_before(snaps, t_ms)
+        return None if i < 0 else Snapshot(snaps[2 * i], snaps[2 * i + 1])
 
     async def closest_snapshot(self, aid: int, t_ms: Ms) -> Snapshot | None:
         snaps = self._snaps.get(aid)
         if snaps is None:
             return None
-        times = snaps[0::2]
-        i = bisect.bisect_right(times, t_ms) - 1  # latest at/before
-        j = bisect.bisect_left(times, t_ms)  # earliest at/after
+        i = _last_at_or_before(snaps, t_ms)  # latest at/before
         if i < 0:
-            return self._at(aid, snaps, j)
-        if j >= len(times):
-            return self._at(aid, snaps, i)
+            return Snapshot(snaps[0], snaps[1])
+        if snaps[2 * i] == t_ms or 2 * i + 2 >= len(snaps):
+            return Snapshot(snaps[2 * i], snaps[2 * i + 1])
         # A tie goes to the earlier row (what the deployed query returned, §19.7).
-        k = i if t_ms - times[i] <= times[j] - t_ms else j
-        return self._at(aid, snaps, k)
+        k = i if t_ms - snaps[2 * i] <= snaps[2 * i + 2] - t_ms else i + 1
+        return Snapshot(snaps[2 * k], snaps[2 * k + 1])
+
+    async def closest_snapshots(self, aid: int, times_ms: Sequence[Ms]) -> list[Snapshot | None]:
+        return [await self.closest_snapshot(aid, t) for t in times_ms]
 
     async def upsert_eta(self, row: EtaRow) -> None:
         self._eta[row.aid] = row
@@ -311,11 +403,15 @@ class MemoryStore:
         views, is_song = snaps[-1], aid in self._songs
         eta = self._eta.get(aid)
         eta_h = None if eta is None else eta.eta_h
-        for wide, members in ((False, self._candidates), (True, self._candidates_wide)):
-            if milestone_candidate(views, is_song, eta_h, wide):
-                members.add(aid)
-            else:
-                members.discard(aid)
+        if milestone_candidate(views, is_song, eta_h, False):
+            self._candidates.add(aid)
+            self._candidates_wide.add(aid)
+            return
+        self._candidates.discard(aid)
+        if milestone_candidate(views, is_song, eta_h, True):
+            self._candidates_wide.add(aid)
+        else:
+            self._candidates_wide.discard(aid)
 
     async def milestone_candidates(self, wide: bool) -> list[int]:
         return sorted(self._candidates_wide if wide else self._candidates)
@@ -346,7 +442,7 @@ class MemoryUpstream:
     """bilibili as a pure function of the synthetic world: views and error codes at an instant.
 
     ``views(aid, t)`` and ``api_error(aid, t)`` come from :mod:`sim.world`; latency, proxies, rate
-    limits and faults are layered on by the upstream model (``sim.upstream``).
+    limits and faults are layered on by the upstream model.
     """
 
     def __init__(

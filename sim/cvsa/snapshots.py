@@ -9,17 +9,11 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
-from typing import NamedTuple
 
+from sim.ports import Snapshot
 from sim.units import Ms
 
-
-class Snapshot(NamedTuple):
-    """One ``video_snapshot`` row as the scheduler sees it (reference §2.2)."""
-
-    created_at_ms: Ms
-    """When the counts were read (the proxy's server time for scheduled snapshots)."""
-    views: int
+__all__ = ["Snapshot", "find_closest_snapshot", "find_snapshot_before"]
 
 
 def _times(snapshots: Sequence[Snapshot]) -> list[Ms]:

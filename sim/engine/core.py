@@ -178,9 +178,11 @@ class Engine:
         if horizon <= due:
             return False
         horizon = min(horizon, self.peek_time(), self.until_ms + 1)
-        for _, _, other in self._iters:
-            if horizon <= due:
-                return False
+        # In due order: a job's horizon is never before its next due time, so once that is at or
+        # past the horizon, neither it nor any later job can bring the horizon closer.
+        for other_due, _, other in sorted(self._iters, key=lambda e: (e[0], e[1])):
+            if horizon <= due or other_due >= horizon:
+                break
             horizon = min(horizon, await other.idle_horizon(self.now))
         if horizon <= due:
             return False

@@ -5,15 +5,15 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from sim.scenario.types import DurationMs, Section
+from sim.scenario.types import DurationMs, Section, duration_default
 
 
 class RetrySection(Section):
     """``[scheduler.retry]``: the seed-004 backoff (``retry_policy = "backoff"``)."""
 
-    base: DurationMs = "1s"  # type: ignore[assignment]  # defaults are validated like input
+    base: DurationMs = duration_default("1s")
     """First retry delay (seed 004: 1 s); attempt n waits base * 2^(n-1)."""
-    cap: DurationMs = "30s"  # type: ignore[assignment]
+    cap: DurationMs = duration_default("30s")
     """Longest delay before jitter (seed 004: 30 s)."""
     jitter: float = Field(default=0.5, ge=0, le=1)
     """Relative jitter: the delay is multiplied by a uniform factor in [1 - j, 1 + j] (+/-50 %)."""
@@ -26,7 +26,9 @@ class SchedulerSection(Section):
 
     snapshot_concurrency: int = Field(default=50, ge=1, le=10_000)
     """Workers of the ``snapshot`` queue (reference §1.2: 50)."""
-    history: list[DurationMs] = Field(default_factory=lambda: ["24h", "0s"], max_length=16)
+    history: list[DurationMs] = Field(
+        default_factory=lambda: [duration_default("24h"), 0], max_length=16
+    )
     """Snapshots every known video already has at the start: one per offset before the start
     (e.g. ``["24h", "0s"]``), so that growth and ETAs can be computed from the first tick."""
     retry: RetrySection = RetrySection()

@@ -7,6 +7,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, BeforeValidator, ConfigDict, PlainSerializer
 
 from sim.units import (
+    SECOND_MS,
     format_duration_ms,
     parse_duration_ms,
     parse_instant_ms,
@@ -32,6 +33,18 @@ DurationMs = Annotated[
     PlainSerializer(format_duration_ms, return_type=str, when_used="json"),
 ]
 """A duration written ``"90s"``, ``"5m"``, ``"1.2h"``, ``"7d"`` (a number means seconds); in ms."""
+
+
+def duration_default(text: str) -> int:
+    """A ``DurationMs`` default spelled as in a scenario file (``"7d"``).
+
+    ``Section`` validates defaults like input, and a bare number in a ``DurationMs`` field means
+    seconds; so the default is handed over as whole seconds and the field holds ms as usual.
+    """
+    ms = parse_duration_ms(text)
+    if ms % SECOND_MS:
+        raise ValueError(f"a duration default must be whole seconds (got {text!r})")
+    return ms // SECOND_MS
 
 
 def _instant(value: Any) -> Any:

@@ -14,8 +14,7 @@ from __future__ import annotations
 
 from pydantic import Field, model_validator
 
-from sim.scenario.types import DurationMs, Section
-from sim.units import SECOND_MS, parse_duration_ms
+from sim.scenario.types import DurationMs, Section, duration_default
 
 # bilibili's hourly traffic in UTC+8 has a trough before dawn and a peak around 21:00 (the
 # reason CVSA's archive targets and our day/night cycle are in local time, reference §13b.5).
@@ -24,18 +23,6 @@ DEFAULT_HOURLY_PROFILE: tuple[float, ...] = (
     0.95, 0.70, 0.45, 0.30, 0.22, 0.20, 0.25, 0.40, 0.60, 0.75, 0.85, 0.90,
     1.00, 1.00, 0.95, 0.95, 1.00, 1.05, 1.15, 1.30, 1.45, 1.55, 1.50, 1.25,
 )  # fmt: skip
-
-
-def _default(duration: str) -> int:
-    """A duration default spelled as in a scenario file (``"7d"``).
-
-    ``Section`` validates defaults and a bare number in a ``DurationMs`` field means seconds, so
-    the default is handed over as whole seconds; the field then holds milliseconds as usual.
-    """
-    ms = parse_duration_ms(duration)
-    if ms % SECOND_MS:
-        raise ValueError(f"a duration default must be whole seconds (got {duration!r})")
-    return ms // SECOND_MS
 
 
 def _check_profile(profile: tuple[float, ...], amplitude: float) -> None:
@@ -89,8 +76,11 @@ class FamilyWeights(_Weights):
     (the default matches a week of ``arrivals.per_day`` in a catalog of a million)."""
     viral: float = Field(default=0.002, ge=0)
     """Steady videos that get a second surge (a re-share, a ranking list) during the run."""
-    approacher: float = Field(default=0.001, ge=0)
-    """Placed just below a milestone (100k, 1M, N x 1M) that they cross during the run."""
+    approacher: float = Field(default=0.00005, ge=0)
+    """Placed just below a milestone (100k, 1M, N x 1M) that they cross during the run. The default
+    (5 in 100,000) is about the natural density of videos that close below a milestone in this
+    catalogue's view distribution; the milestone-storm scenario raises it to stress tracking:
+    each one is polled every few seconds in its last views (the geometric approach, §11.4)."""
     recount: float = Field(default=0.002, ge=0)
     """Steady videos whose count bilibili corrects downwards during the run (reference §18 Q10)."""
 
@@ -125,9 +115,9 @@ class CatalogSection(Section):
     """Rows of the ``songs`` table at the start (count)."""
     non_songs: int = Field(default=940_000, ge=0)
     """Other rows of ``bilibili_metadata`` at the start (count)."""
-    max_age: DurationMs = Field(default=_default("5475d"), gt=0)
+    max_age: DurationMs = Field(default=duration_default("5475d"), gt=0)
     """The oldest video was published this long before the start (15 years by default)."""
-    age_scale: DurationMs = Field(default=_default("1100d"), gt=0)
+    age_scale: DurationMs = Field(default=duration_default("1100d"), gt=0)
     """Scale of the exponential age distribution: uploads grew over the years, so most videos
     are recent (ms)."""
     song_views_median: float = Field(default=2_500.0, gt=0)
@@ -144,7 +134,7 @@ class CatalogSection(Section):
     """Chance per video and day that a visible video becomes unavailable (per day)."""
     error_codes: ErrorCodeWeights = ErrorCodeWeights()
     """Which error code an unavailable video answers with."""
-    review_median: DurationMs = Field(default=_default("12h"), gt=0)
+    review_median: DurationMs = Field(default=duration_default("12h"), gt=0)
     """Median time a video stays under review before it is visible again (ms)."""
 
     @model_validator(mode="after")
@@ -167,13 +157,13 @@ class CurvesSection(Section):
     """A steady video's current growth rate as a fraction of its lifetime average rate."""
     steady_rate_ratio_sigma: float = Field(default=1.0, ge=0, le=4)
     """Log-normal spread of that fraction (capped at 0.9)."""
-    fresh_window: DurationMs = Field(default=_default("7d"), gt=0)
+    fresh_window: DurationMs = Field(default=duration_default("7d"), gt=0)
     """Fresh videos of the initial catalog were published within this before the start (ms)."""
     fresh_total_median: float = Field(default=800.0, gt=0)
     """Median views a fresh release gains from its launch burst (views)."""
     fresh_total_sigma: float = Field(default=1.6, ge=0, le=6)
     """Log-normal spread of the launch burst size."""
-    fresh_half_median: DurationMs = Field(default=_default("10h"), gt=0)
+    fresh_half_median: DurationMs = Field(default=duration_default("10h"), gt=0)
     """Median time to gain half the launch burst, in traffic-weighted hours (ms)."""
     fresh_half_sigma: float = Field(default=0.5, ge=0, le=3)
     """Log-normal spread of that half-time."""
@@ -183,9 +173,9 @@ class CurvesSection(Section):
     """Median views added by a viral surge (views)."""
     viral_surge_sigma: float = Field(default=1.3, ge=0, le=6)
     """Log-normal spread of the surge size."""
-    viral_rise_median: DurationMs = Field(default=_default("4h"), ge=360_000)
+    viral_rise_median: DurationMs = Field(default=duration_default("4h"), ge=360_000)
     """Median rise time of a surge (ms; at least 6 minutes)."""
-    viral_decay_median: DurationMs = Field(default=_default("36h"), ge=360_000)
+    viral_decay_median: DurationMs = Field(default=duration_default("36h"), ge=360_000)
     """Median decay time of a surge (ms; at least 6 minutes)."""
     viral_width_sigma: float = Field(default=0.5, ge=0, le=2)
     """Log-normal spread of the rise and decay times."""
@@ -231,9 +221,9 @@ class ArrivalsSection(Section):
     """Share of new videos the classifier labels as songs (label != 0) (fraction)."""
     viral_fraction: float = Field(default=0.01, ge=0, le=1)
     """Share of new videos that get a later surge on top of the launch burst (fraction)."""
-    discovery_delay_mean: DurationMs = Field(default=_default("90s"), ge=0)
+    discovery_delay_mean: DurationMs = Field(default=duration_default("90s"), ge=0)
     """Mean delay from publication to discovery in the newlist (exponential; ms)."""
-    classification_delay_median: DurationMs = Field(default=_default("4m"), ge=0)
+    classification_delay_median: DurationMs = Field(default=duration_default("4m"), ge=0)
     """Median delay from discovery to the classifier's label (log-normal; ms)."""
     classification_delay_sigma: float = Field(default=0.6, ge=0, le=3)
     """Log-normal spread of the classification delay."""

@@ -16,7 +16,7 @@ async def adjusted_eta(ctx: Ctx, aid: int) -> float:
     latest = await store.latest_snapshot(aid)
     if latest is None:
         return 0.0  # the deployed function returns 0 and writes nothing
-    lookbacks = [await store.closest_snapshot(aid, now - back) for back in ETA_LOOKBACKS_MS]
+    lookbacks = await store.closest_snapshots(aid, [now - back for back in ETA_LOOKBACKS_MS])
     est = adjusted_eta_hours(latest, lookbacks, ctx.switches.piecewise_factor)
     eta = to_float4(eta_table_value(latest.views, est.max_speed))
     await store.upsert_eta(EtaRow(aid, eta, est.max_speed, latest.views, now))

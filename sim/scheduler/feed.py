@@ -18,21 +18,14 @@ _DISCOVER, _CLASSIFY = 0, 1
 async def load_catalog(ctx: Ctx, world: World, history_ms: list[int]) -> None:
     """Put the initial catalogue into the database: metadata, songs, and one snapshot per history
     offset for every video published by then (the views it had, from the curves)."""
-    store, start = ctx.store, ctx.now
-    cat = world.initial
-    aids = cat.aid.tolist()
-    published = cat.published_ms.tolist()
-    for aid, pub in zip(aids, published, strict=True):
-        await store.add_video(aid, pub)
-    for aid, pub, song in zip(aids, published, cat.is_song.tolist(), strict=True):
-        if song:
-            await store.add_song(aid, pub)
+    cat, start = world.initial, ctx.now
+    await ctx.store.load_catalog(cat.aid.tolist(), cat.published_ms.tolist(), cat.is_song.tolist())
     for offset in sorted(history_ms, reverse=True):
         t = start - offset
         visible = np.flatnonzero(cat.published_ms <= t)
-        views = world.views_at(visible, t).tolist()
-        for i, v in zip(visible.tolist(), views, strict=True):
-            await store.insert_snapshot(aids[i], t, v)
+        views = world.views_at(visible, t)
+        times = np.full(len(visible), t, dtype=np.int64)
+        await ctx.store.load_snapshots(cat.aid[visible].tolist(), times.tolist(), views.tolist())
 
 
 def arrival_events(world: World, start_ms: int, end_ms: int) -> list[tuple[int, int, int]]:

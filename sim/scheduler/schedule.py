@@ -23,6 +23,8 @@ from sim.units import Ms, window_start
 _DUPLICATE = NOT_CREATED.code("duplicate_active")
 _NOT_EARLIER = NOT_CREATED.code("milestone_not_earlier")
 _CAUSE_STATUS = WINDOW_CAUSE.code("status_change")
+_TYPE = {t.value: t for t in SnapshotType}
+_STATUS = {s.value: s for s in Status}
 _CAUSE_MOVE = WINDOW_CAUSE.code("move")
 
 

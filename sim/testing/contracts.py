@@ -190,6 +190,13 @@ async def snapshot_latest_closest_before(s: SnapshotStore) -> None:
     expect(await s.closest_snapshot(9, T0 + 120_000), Snapshot(T0 + 60_000, 160), "tie: earlier")
     expect(await s.closest_snapshot(9, T0 - 5), Snapshot(T0, 100), "before the first")
     expect(await s.closest_snapshot(9, T0 + 10**9), Snapshot(T0 + 180_000, 400), "after last")
+    many = await s.closest_snapshots(9, [T0 + 120_000, T0 - 5, T0 + 179_000])
+    expect(
+        many,
+        [Snapshot(T0 + 60_000, 160), Snapshot(T0, 100), Snapshot(T0 + 180_000, 400)],
+        "batch of closest snapshots",
+    )
+    expect(await s.closest_snapshots(10, [T0]), [None], "batch for a video without snapshots")
 
 
 async def snapshot_unique(s: SnapshotStore) -> None:
@@ -233,6 +240,17 @@ async def snapshot_milestone_candidates(s: SnapshotStore) -> None:
     expect(await s.milestone_candidates(False), [], "latest views and eta decide")
 
 
+async def snapshot_bulk_loads(s: SnapshotStore) -> None:
+    await s.load_catalog([5, 3, 9], [T0 - 3, T0 - 2, T0 - 1], [False, True, False])
+    expect(await s.video_aids(), [3, 5, 9], "videos loaded")
+    expect(await s.song_aids(), [3], "songs loaded")
+    expect(await s.song_published_ms(3), T0 - 2, "song published")
+    stored = await s.load_snapshots([5, 5, 3, 5], [T0, T0 + 9, T0, T0], [1, 2, 3, 4])
+    expect(stored, 3, "a duplicate (aid, t) in a bulk load is not stored")
+    expect(await s.latest_snapshot(5), Snapshot(T0 + 9, 2), "loaded in time order")
+    expect(await s.snapshot_before(5, T0 + 8), Snapshot(T0, 1), "first kept")
+
+
 async def snapshot_eta(s: SnapshotStore) -> None:
     expect(await s.get_eta(1), None, "no eta")
     await s.upsert_eta(EtaRow(1, 12.5, 40.0, 99_500, T0))
@@ -274,6 +292,7 @@ CHECKS: dict[str, list[Callable[[Any], Awaitable[None]]]] = {
         snapshot_latest_closest_before,
         snapshot_unique,
         snapshot_catalog,
+        snapshot_bulk_loads,
         snapshot_eta,
         snapshot_milestone_candidates,
     ],
