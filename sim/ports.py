@@ -221,6 +221,15 @@ class SnapshotStore(Protocol):
         ...
 
 
+class Reserved(NamedTuple):
+    """Reply to a window reservation (:meth:`WindowCounter.reserve`): the window that kept the +1
+    (None if none fitted), its count afterwards (-1 if none), and how many windows were probed."""
+
+    window_ms: Ms | None
+    value: int
+    probed: int
+
+
 class WindowCounter(Protocol):
     """The Redis hash ``cvsa:snapshot_window_counts``: window start -> count (reference §6).
 
@@ -230,6 +239,14 @@ class WindowCounter(Protocol):
 
     async def incr(self, window_ms: Ms, delta: int) -> int:
         """HINCRBY: add ``delta``, return the new value."""
+        ...
+
+    async def reserve(self, first_ms: Ms, step_ms: Ms, count: int, cap: int) -> Reserved:
+        """Probe windows ``first_ms + i * step_ms`` (i = 0 ... ``count`` - 1) in order, each with
+        HINCRBY +1; keep the +1 on the first whose new count is <= ``cap`` and stop; undo (-1)
+        the ones that went over. The deployed loop of ``adjustSnapshotTime`` (reference §6.2):
+        a backend may make one round trip per HINCRBY (faithful) or run it as one script; the
+        resulting hash and reply are the same (:func:`sim.cvsa.windows.reserve_in`)."""
         ...
 
     async def get_all(self) -> dict[Ms, int]:

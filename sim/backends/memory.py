@@ -22,9 +22,11 @@ from array import array
 from collections.abc import Callable, Mapping, Sequence
 
 from sim.cvsa.milestones import milestone_candidate
+from sim.cvsa.windows import Reserve, reserve_in
 from sim.ports import (
     DueOrder,
     EtaRow,
+    Reserved,
     ScheduleRow,
     Snapshot,
     UpstreamError,
@@ -385,7 +387,26 @@ class MemoryStore:
         return Snapshot(snaps[2 * k], snaps[2 * k + 1])
 
     async def closest_snapshots(self, aid: int, times_ms: Sequence[Ms]) -> list[Snapshot | None]:
-        return [await self.closest_snapshot(aid, t) for t in times_ms]
+        snaps = self._snaps.get(aid)
+        if snaps is None:
+            return [None] * len(times_ms)
+        # One backward walk serves every target (they are a handful, mostly near the end of a
+        # short list), instead of one binary search each.
+        out: list[Snapshot | None] = [None] * len(times_ms)
+        last = (len(snaps) >> 1) - 1
+        j = last
+        for k in sorted(range(len(times_ms)), key=lambda k: -times_ms[k]):
+            t = times_ms[k]
+            while j >= 0 and snaps[2 * j] > t:
+                j -= 1
+            if j < 0:
+                i = 0
+            elif snaps[2 * j] == t or j == last:
+                i = j
+            else:  # a tie goes to the earlier row (§19.7)
+                i = j if t - snaps[2 * j] <= snaps[2 * j + 2] - t else j + 1
+            out[k] = Snapshot(snaps[2 * i], snaps[2 * i + 1])
+        return out
 
     async def upsert_eta(self, row: EtaRow) -> None:
         self._eta[row.aid] = row
@@ -427,6 +448,10 @@ class MemoryWindowCounter:
         value = self._h.get(window_ms, 0) + delta
         self._h[window_ms] = value
         return value
+
+    async def reserve(self, first_ms: Ms, step_ms: Ms, count: int, cap: int) -> Reserved:
+        # The probe loop itself, on the dict: no round trips to save here.
+        return reserve_in(self._h, Reserve(first_ms, step_ms, count, cap))
 
     async def get_all(self) -> dict[Ms, int]:
         return dict(sorted(self._h.items()))

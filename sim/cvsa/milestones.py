@@ -14,6 +14,7 @@ gives the shape):
 
 from __future__ import annotations
 
+import functools
 import math
 import struct
 from collections.abc import Sequence
@@ -63,6 +64,7 @@ def closest_milestone(views: int, strict: bool = False) -> int:
     return -(-views // MILLION) * MILLION  # ceil(views / 1e6) * 1e6, exact in integers
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def milestone_factor(x: float, piecewise: bool) -> float:
     """The acceleration factor for ``x`` views to go, truncated to [4.5, 100] (reference §11.4).
 
@@ -78,6 +80,9 @@ def milestone_factor(x: float, piecewise: bool) -> float:
 
     Raises:
         ValueError: if ``x`` is negative (views never exceed their closest milestone).
+
+    A pure function of an integer that the milestone dispatcher evaluates for every candidate
+    every five minutes, hence the cache.
     """
     if x < 0:
         raise ValueError(f"views to go must be >= 0 (got {x!r})")

@@ -2,12 +2,15 @@
 
 Rules of this module (style-anchors R2):
 
-* The search is a generator that **yields** :class:`Incr` effects ("HINCRBY this window by
-  delta") and is **sent** the new count back, exactly one Redis round trip per yield. It never
-  touches a counter itself, so an engine can interleave other tasks between probes (the refresh
-  race of reference §6.3 lives there) and tests can drive it step by step.
+* The search is a generator that **yields** :class:`Reserve` effects ("probe these windows in
+  order with HINCRBY +1, undo each that goes over the cap, stop at the first that fits") and is
+  **sent** a :class:`Reserved` reply. It never touches a counter itself. The deployed code makes
+  one Redis round trip per HINCRBY; a backend may run the same probes as a client-side loop (the
+  faithful mode), as one Lua script, or -- in memory -- as a scan, and the outcome is identical.
+  :func:`run_against` is the reference implementation of a reply.
 * The generator returns an :class:`Adjusted` record: the due time, the window holding the
-  reservation (or None) and how many round trips it took.
+  reservation (or None) and how many windows it probed (a full window costs two HINCRBYs, the
+  one that fits one).
 * Randomness comes from the ``rng`` argument: one ``rng.random()`` per jittered result, none
   otherwise.
 
@@ -24,6 +27,7 @@ from dataclasses import dataclass
 from typing import Literal, TypeVar
 
 from sim.cvsa.profile import Switches
+from sim.ports import Reserved
 from sim.units import WINDOW_MS, Ms, format_instant_ms, parse_instant_ms, window_start
 
 _R = TypeVar("_R")
@@ -35,6 +39,18 @@ class Incr:
 
     window_ms: Ms
     delta: int
+
+
+@dataclass(frozen=True, slots=True)
+class Reserve:
+    """Effect: probe windows ``first_ms + i * step_ms`` for i = 0 ... ``count`` - 1, each with
+    HINCRBY +1; keep the +1 on the first whose new count is <= ``cap`` (a negative count is room)
+    and stop; undo (HINCRBY -1) every window that went over. Reply with :class:`Reserved`."""
+
+    first_ms: Ms
+    step_ms: Ms
+    count: int
+    cap: int
 
 
 Outcome = Literal["forward", "fallback", "exhausted"]
@@ -50,13 +66,13 @@ class Adjusted:
     reserved_window_ms: Ms | None
     """The window that keeps the +1; None when every probed window was full."""
     probes: int
-    """Redis round trips made (each reservation attempt and each undo counts one)."""
+    """Windows probed (each costs HINCRBY +1, and -1 when it was full)."""
     outcome: Outcome
     """``forward``, ``fallback`` (log it: the forward search found nothing) or ``exhausted``
     (nothing reserved; the row is inserted at the target over the cap)."""
 
 
-AdjustGen = Generator[Incr, int, Adjusted]
+AdjustGen = Generator[Reserve, Reserved, Adjusted]
 
 
 def adjust_snapshot_time(
@@ -96,29 +112,30 @@ def adjust_snapshot_time(
         rng: the jitter stream (``Math.random()``).
 
     Yields:
-        :class:`Incr` effects; send the counter's new value after each.
+        at most two :class:`Reserve` effects (forward, then the fallback); send the
+        :class:`Reserved` reply after each.
 
     Returns:
         :class:`Adjusted`.
     """
     w0 = window_start(expected_ms)
     probes = 0
-    phases: tuple[tuple[Outcome, range, int, bool], ...] = (
-        ("forward", range(forward_windows), +1, True),
-        ("fallback", range(backward_windows), -1, not bare_fallback),
+    phases: tuple[tuple[Outcome, int, int, bool], ...] = (
+        ("forward", forward_windows, +WINDOW_MS, True),
+        ("fallback", backward_windows, -WINDOW_MS, not bare_fallback),
     )
-    for outcome, offsets, direction, jitter in phases:
-        for i in offsets:
-            w = w0 + direction * i * WINDOW_MS
-            count = yield Incr(w, +1)
-            probes += 1
-            if count <= cap:
-                if not jitter:
-                    return Adjusted(w, w, probes, outcome)
-                t = w + math.floor(rng.random() * WINDOW_MS)
-                return Adjusted(max(t, now_ms), w, probes, outcome)
-            yield Incr(w, -1)  # undo: the window was full
-            probes += 1
+    for outcome, count, step, jitter in phases:
+        if count <= 0:
+            continue
+        got = yield Reserve(w0, step, count, cap)
+        probes += got.probed
+        w = got.window_ms
+        if w is None:
+            continue
+        if not jitter:
+            return Adjusted(w, w, probes, outcome)
+        t = w + math.floor(rng.random() * WINDOW_MS)
+        return Adjusted(max(t, now_ms), w, probes, outcome)
     return Adjusted(expected_ms, None, probes, "exhausted")
 
 
@@ -135,17 +152,28 @@ def adjust_with(switches: Switches, expected_ms: Ms, now_ms: Ms, rng: random.Ran
     )
 
 
-def run_against(gen: Generator[Incr, int, _R], counter: MutableMapping[Ms, int]) -> _R:
-    """Drive an effect generator against a plain mapping with HINCRBY semantics.
+def reserve_in(counter: MutableMapping[Ms, int], effect: Reserve) -> Reserved:
+    """Carry out a :class:`Reserve` on a plain mapping with HINCRBY semantics, probe by probe.
 
     A window absent from ``counter`` counts as 0 and is left present (possibly at 0) afterwards,
-    as Redis leaves zero-valued hash fields (reference §19.3). For tests and the in-memory path.
+    as Redis leaves zero-valued hash fields (reference §19.3).
     """
+    for i in range(effect.count):
+        w = effect.first_ms + i * effect.step_ms
+        value = counter.get(w, 0) + 1
+        if value <= effect.cap:
+            counter[w] = value
+            return Reserved(w, value, i + 1)
+        counter[w] = value - 1  # the undo
+    return Reserved(None, -1, effect.count)
+
+
+def run_against(gen: Generator[Reserve, Reserved, _R], counter: MutableMapping[Ms, int]) -> _R:
+    """Drive an adjust generator against a plain mapping (tests and reference semantics)."""
     try:
         effect = next(gen)
         while True:
-            counter[effect.window_ms] = counter.get(effect.window_ms, 0) + effect.delta
-            effect = gen.send(counter[effect.window_ms])
+            effect = gen.send(reserve_in(counter, effect))
     except StopIteration as stop:
         result: _R = stop.value
         return result

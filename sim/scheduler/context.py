@@ -83,6 +83,8 @@ class Ctx:
     timezone_ms: int
     backoff: Backoff = field(default_factory=Backoff)
     """The seed-004 retry parameters (``[scheduler.retry]``)."""
+    eta_memo: dict[int, tuple[tuple[object, ...], float]] = field(default_factory=dict)
+    """The last ETA inputs and result per video (see ``estimates.adjusted_eta``)."""
     jitter: random.Random = field(init=False)
     """Offsets inside a window (adjustSnapshotTime's ``Math.random()``)."""
     archive_rng: random.Random = field(init=False)

@@ -14,7 +14,7 @@ from typing import NamedTuple
 
 from sim.cvsa.lifecycle import SnapshotType, Status
 from sim.cvsa.schedule import ActiveRow, Move, Skip, plan_schedule_snapshot
-from sim.cvsa.windows import Adjusted, Incr, adjust_snapshot_time
+from sim.cvsa.windows import Adjusted, adjust_snapshot_time
 from sim.events.cvsa_kinds import NO_WINDOW, NOT_CREATED, WINDOW_CAUSE
 from sim.ports import ScheduleRow
 from sim.scheduler.context import TYPE_CODE, Ctx
@@ -38,7 +38,8 @@ class Reservation(NamedTuple):
 
 
 async def drive_adjust(ctx: Ctx, expected_ms: Ms) -> Reservation:
-    """Run ``adjustSnapshotTime`` against the window counter, one HINCRBY per effect (§6.2)."""
+    """Run ``adjustSnapshotTime`` against the window counter (§6.2): each of its (at most two)
+    searches is one :meth:`~sim.ports.WindowCounter.reserve` call."""
     sw = ctx.switches
     gen = adjust_snapshot_time(
         expected_ms,
@@ -49,21 +50,20 @@ async def drive_adjust(ctx: Ctx, expected_ms: Ms) -> Reservation:
         bare_fallback=sw.fallback_bare_window_start,
         rng=ctx.jitter,
     )
-    incr = ctx.counter.incr
-    last_plus: dict[Ms, int] = {}
+    reserve = ctx.counter.reserve
+    value = -1
     try:
-        effect: Incr = next(gen)
+        effect = next(gen)
         while True:
-            value = await incr(effect.window_ms, effect.delta)
-            if effect.delta > 0:
-                last_plus[effect.window_ms] = value
-            effect = gen.send(value)
+            got = await reserve(effect.first_ms, effect.step_ms, effect.count, effect.cap)
+            value = got.value
+            effect = gen.send(got)
     except StopIteration as stop:
         result: Adjusted = stop.value
     window = result.reserved_window_ms
     if window is None:
         return Reservation(result.time_ms, NO_WINDOW, -1, result.probes)
-    return Reservation(result.time_ms, window, last_plus[window], result.probes)
+    return Reservation(result.time_ms, window, value, result.probes)
 
 
 async def schedule_snapshot(

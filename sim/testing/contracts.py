@@ -10,7 +10,15 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from sim.ports import EtaRow, ScheduleRow, ScheduleStore, Snapshot, SnapshotStore, WindowCounter
+from sim.ports import (
+    EtaRow,
+    Reserved,
+    ScheduleRow,
+    ScheduleStore,
+    Snapshot,
+    SnapshotStore,
+    WindowCounter,
+)
 from sim.units import MINUTE_MS, SECOND_MS, WINDOW_MS
 
 T0 = 1_924_992_000_000  # 2031-01-01T00:00:00Z, a window boundary
@@ -268,6 +276,29 @@ async def counter_incr(c: WindowCounter) -> None:
     expect(await c.incr(T0 + 2 * WINDOW_MS, -1), -1, "counts may go negative")
 
 
+async def counter_reserve(c: WindowCounter) -> None:
+    await c.incr(T0, 3)
+    await c.incr(T0 + WINDOW_MS, 4)
+    await c.incr(T0 + 3 * WINDOW_MS, -2)
+    got = await c.reserve(T0, WINDOW_MS, 10, 3)
+    expect(got, Reserved(T0 + 2 * WINDOW_MS, 1, 3), "first window with room")
+    expect(
+        await c.get_all(),
+        {T0: 3, T0 + WINDOW_MS: 4, T0 + 2 * WINDOW_MS: 1, T0 + 3 * WINDOW_MS: -2},
+        "full windows restored by the undo",
+    )
+    got = await c.reserve(T0 + 3 * WINDOW_MS, -WINDOW_MS, 4, 1)
+    expect(got, Reserved(T0 + 3 * WINDOW_MS, -1, 1), "a negative count is room")
+    got = await c.reserve(T0 + 10 * WINDOW_MS, WINDOW_MS, 2, 0)
+    expect(got, Reserved(None, -1, 2), "nothing fits")
+    counts = await c.get_all()
+    expect(
+        (counts.get(T0 + 10 * WINDOW_MS), counts.get(T0 + 11 * WINDOW_MS)),
+        (0, 0),
+        "probed absent fields are left at 0 (§19.3)",
+    )
+
+
 async def counter_replace_and_clear(c: WindowCounter) -> None:
     await c.incr(T0, 5)
     await c.replace_all({T0 + WINDOW_MS: 3, T0 + 2 * WINDOW_MS: 1})
@@ -296,6 +327,6 @@ CHECKS: dict[str, list[Callable[[Any], Awaitable[None]]]] = {
         snapshot_eta,
         snapshot_milestone_candidates,
     ],
-    "window_counter": [counter_incr, counter_replace_and_clear],
+    "window_counter": [counter_incr, counter_reserve, counter_replace_and_clear],
     "store": [store_dispatcher_anti_joins],
 }

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Generator, Iterable
 
 import pytest
 from hypothesis import given, settings
@@ -13,9 +12,11 @@ from sim.cvsa.profile import CVSA_2026, DESIGN
 from sim.cvsa.windows import (
     Adjusted,
     AdjustGen,
-    Incr,
+    Reserve,
+    Reserved,
     adjust_snapshot_time,
     adjust_with,
+    reserve_in,
     run_against,
     window_from_key,
     window_key_iso,
@@ -61,25 +62,34 @@ def design(
     )
 
 
-def effects(gen: AdjustGen, counts: Iterable[int]) -> tuple[list[Incr], Adjusted]:
-    """Drive ``gen`` sending ``counts`` in turn; return the effects seen and the result."""
-    seen = [next(gen)]
-    for c in counts:
-        try:
-            seen.append(gen.send(c))
-        except StopIteration as stop:
-            return seen, stop.value
-    raise AssertionError(f"generator still running after {seen}")
+class Recording(dict[int, int]):
+    """A counter that remembers the order in which windows were written (HINCRBY targets)."""
+
+    def __init__(self, *args: dict[int, int]) -> None:
+        super().__init__(*args)
+        self.writes: list[int] = []
+
+    def __setitem__(self, key: int, value: int) -> None:
+        self.writes.append(key)
+        super().__setitem__(key, value)
 
 
 def test_step_by_step_protocol() -> None:
     g = deployed(W0 + 1234, now=W0, rng=Draws(0.5), cap=1)
-    assert next(g) == Incr(W0, +1)
-    assert g.send(2) == Incr(W0, -1)  # full: undo
-    assert g.send(1) == Incr(W0 + W, +1)  # the undo's reply is ignored
+    assert next(g) == Reserve(W0, W, 4032, 1)  # the forward search, as one effect
     with pytest.raises(StopIteration) as stop:
-        g.send(1)
-    assert stop.value.value == Adjusted(W0 + W + 150_000, W0 + W, 3, "forward")
+        g.send(Reserved(W0 + W, 1, 2))  # the first window was full, the second fitted
+    assert stop.value.value == Adjusted(W0 + W + 150_000, W0 + W, 2, "forward")
+
+
+def test_a_reserve_probes_each_window_with_hincrby_and_undo() -> None:
+    counter = Recording({W0: 1, W0 + W: 2})
+    got = reserve_in(counter, Reserve(W0, W, 5, 1))
+    assert got == Reserved(W0 + 2 * W, 1, 3)
+    assert counter.writes == [W0, W0 + W, W0 + 2 * W]  # +1 and undo leave the value
+    assert counter == {W0: 1, W0 + W: 2, W0 + 2 * W: 1}
+    assert reserve_in(counter, Reserve(W0, -W, 2, 0)) == Reserved(None, -1, 2)
+    assert counter[W0 - W] == 0  # a probed absent field is left at 0 (§19.3)
 
 
 def test_free_window_jitter_is_whole_milliseconds() -> None:
@@ -102,16 +112,8 @@ def test_overdue_target_returns_now_but_keeps_the_past_reservation() -> None:
 
 def test_full_windows_are_skipped_and_restored() -> None:
     counter = {W0: 3000, W0 + W: 3001, W0 + 2 * W: 2999}
-    seen, result = effects(deployed(W0, now=W0, rng=Draws(0.0)), [3001, 3000, 3002, 3001, 3000])
-    assert seen == [
-        Incr(W0, +1),
-        Incr(W0, -1),
-        Incr(W0 + W, +1),
-        Incr(W0 + W, -1),
-        Incr(W0 + 2 * W, +1),
-    ]
-    assert result == Adjusted(W0 + 2 * W, W0 + 2 * W, 5, "forward")
-    assert run_against(deployed(W0, now=W0, rng=Draws(0.0)), counter) == result
+    result = run_against(deployed(W0, now=W0, rng=Draws(0.0)), counter)
+    assert result == Adjusted(W0 + 2 * W, W0 + 2 * W, 3, "forward")
     assert counter == {W0: 3000, W0 + W: 3001, W0 + 2 * W: 3000}
 
 
@@ -132,44 +134,29 @@ def test_forward_search_probes_exactly_4032_windows_then_falls_back_bare() -> No
     counter[W0 - 2 * W] = 3000
     before = dict(counter)
     result = run_against(deployed(W0 + 99_999, now=now, rng=Draws()), counter)  # no draw
-    # 4032 reserve/undo pairs, then offsets 0, -1, -2 full (3 pairs), then -3 reserved.
-    assert result == Adjusted(W0 - 3 * W, W0 - 3 * W, 2 * 4032 + 2 * 3 + 1, "fallback")
+    # 4032 full windows, then offsets 0, -1, -2 full, then -3 reserved.
+    assert result == Adjusted(W0 - 3 * W, W0 - 3 * W, 4032 + 4, "fallback")
     assert result.time_ms < now  # a bare window start, even in the past (§19.4)
     assert counter == {**before, W0 - 3 * W: 11}
 
 
 def test_everything_full_leaves_the_hash_unchanged_after_4032_plus_6_windows() -> None:
-    counter = {W0 + i * W: 3000 for i in range(-5, 4032)}
+    counter = Recording({W0 + i * W: 3000 for i in range(-5, 4032)})
     before = dict(counter)
-    seen: list[Incr] = []
-
-    def record() -> AdjustGen:
-        gen = deployed(W0 + 1, now=W0, rng=Draws())
-        reply = 0
-        try:
-            while True:
-                effect = gen.send(reply) if seen else next(gen)
-                seen.append(effect)
-                reply = yield effect
-        except StopIteration as stop:
-            done: Adjusted = stop.value
-            return done
-
-    result = run_against(record(), counter)
-    assert result == Adjusted(W0 + 1, None, 2 * (4032 + 6), "exhausted")
+    result = run_against(deployed(W0 + 1, now=W0, rng=Draws()), counter)
+    assert result == Adjusted(W0 + 1, None, 4032 + 6, "exhausted")
     assert counter == before
-    probed = [e.window_ms for e in seen if e.delta == +1]
-    assert probed == [W0 + i * W for i in range(4032)] + [W0 - i * W for i in range(6)]
+    assert counter.writes == [W0 + i * W for i in range(4032)] + [W0 - i * W for i in range(6)]
 
 
 def test_design_fallback_jitters_and_never_goes_before_now() -> None:
     counter = {W0 + i * W: 1000 for i in range(3)}
     now = W0 + 2 * W
     result = run_against(design(W0, now=now, rng=Draws(0.5), fwd=3), counter)
-    assert result == Adjusted(now, W0 - W, 2 * 3 + 2 + 1, "fallback")
+    assert result == Adjusted(now, W0 - W, 3 + 2, "fallback")
     counter = {W0 + i * W: 1000 for i in range(3)}
     result = run_against(design(W0, now=W0 - 2 * W, rng=Draws(0.5), fwd=3), counter)
-    assert result == Adjusted(W0 - W + 150_000, W0 - W, 9, "fallback")
+    assert result == Adjusted(W0 - W + 150_000, W0 - W, 5, "fallback")
 
 
 def test_exhausted_returns_the_target_and_reserves_nothing() -> None:
@@ -187,7 +174,7 @@ def test_exhausted_returns_the_target_and_reserves_nothing() -> None:
         ),
         counter,
     )
-    assert result == Adjusted(expected, None, 2 * (3 + 2), "exhausted")
+    assert result == Adjusted(expected, None, 3 + 2, "exhausted")
     # Every probed field is left at 0, as Redis leaves it (§19.3).
     assert counter == {W0: 0, W0 + W: 0, W0 + 2 * W: 0, W0 - W: 0}
 
@@ -246,11 +233,9 @@ def test_adjust_properties(
 ) -> None:
     expected, now = W0 + offset, W0 + now_shift
     before = {W0 + k * W: v for k, v in counts.items()}
-    counter = dict(before)
-    yielded: list[Incr] = []
-
-    def spy() -> Generator[Incr, int, Adjusted]:
-        gen = adjust_snapshot_time(
+    counter = Recording(before)
+    result = run_against(
+        adjust_snapshot_time(
             expected,
             now,
             cap=cap,
@@ -258,19 +243,10 @@ def test_adjust_properties(
             backward_windows=back,
             bare_fallback=bare,
             rng=random.Random(seed),
-        )
-        reply = 0
-        try:
-            while True:
-                effect = gen.send(reply) if yielded else next(gen)
-                yielded.append(effect)
-                reply = yield effect
-        except StopIteration as stop:
-            done: Adjusted = stop.value
-            return done
-
-    result = run_against(spy(), counter)
-    assert result.probes == len(yielded)
+        ),
+        counter,
+    )
+    assert result.probes == len(counter.writes)  # one probe = one window written
     reserved = result.reserved_window_ms
 
     # The counter is back where it was, except +1 on the one reserved window.
@@ -282,11 +258,10 @@ def test_adjust_properties(
     if reserved is None:
         assert result.outcome == "exhausted"
         assert result.time_ms == expected
-        assert result.probes == 2 * (fwd + back)
+        assert result.probes == fwd + back
         return
 
     assert counter[reserved] <= cap  # a reservation never takes a window over the cap
-    assert result.probes % 2 == 1
     free = [w for w in windows | {reserved} if before.get(w, 0) + 1 <= cap]
     forward = [W0 + i * W for i in range(fwd)]
     if any(w in free for w in forward):
