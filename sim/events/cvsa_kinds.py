@@ -53,6 +53,14 @@ UPSTREAM_ERROR = enum(
     "http_429",
     "http_5xx",
 )
+PLACEMENT = enum(
+    "placement",
+    "exact",  # milestone/new: the target itself, +1 on its window with no cap check (§5 step 4)
+    "forward",  # adjustSnapshotTime found room searching forward (§6.2 step 2)
+    "fallback",  # ... only in the backward fallback (§6.2 step 3)
+    "exhausted",  # every window full: the target, nothing reserved (§6.2 step 4)
+    "unadjusted",  # adjustTime = false: the target, +1 without a cap check
+)
 NO_WINDOW = -1
 """``window_ms`` of a creation that reserved nothing (every window full, §6.2 step 4)."""
 
@@ -60,8 +68,8 @@ NO_WINDOW = -1
 @event(100)
 class ScheduleCreated(NamedTuple):
     """A schedule row was inserted (§5 step 5). ``window_ms`` is the window whose count it took
-    (``NO_WINDOW`` if none) and ``window_count`` that count afterwards; ``probes`` = window-counter
-    round trips (HINCRBY calls) it cost: 1 for milestone/new (+1 without a cap check)."""
+    (``NO_WINDOW`` if none) and ``window_count`` that count afterwards; ``probes`` = windows
+    probed (HINCRBY +1, then -1 if full; 1 for milestone/new); ``placement``: PLACEMENT."""
 
     seq: int
     t_ms: int
@@ -73,6 +81,7 @@ class ScheduleCreated(NamedTuple):
     window_ms: int
     window_count: int
     probes: int
+    placement: int
     forced: int
 
 
@@ -129,6 +138,34 @@ class ScheduleSkipped(NamedTuple):
     type: int
     due_ms: int
     reason: int
+
+
+@event(114)
+class ScheduleStarted(NamedTuple):
+    """A snapshot worker took up the row (its job started and the row still existed)."""
+
+    seq: int
+    t_ms: int
+    schedule: int
+    aid: int
+    type: int
+    due_ms: int
+    job: int
+
+
+@event(115)
+class StrayStatusChange(NamedTuple):
+    """A row that no job handles changed status: the bulk tick passed aids as schedule ids, so
+    the row whose id equals an aid was set ``to_status`` (reference §8.3; cvsa-2026 only)."""
+
+    seq: int
+    t_ms: int
+    schedule: int
+    aid: int
+    type: int
+    due_ms: int
+    from_status: int
+    to_status: int
 
 
 @event(105)

@@ -8,8 +8,9 @@ Names (stable, dotted; ``summary.json`` and ``[expect]`` use them):
 * ``snapshots.total``, ``snapshots.<type>`` (``discovery`` for unscheduled ones),
   ``snapshots.duplicates``
 * ``lateness.<type>.p50_s/p90_s/p99_s/max_s/mean_s``: snapshot time minus due time
-* ``windows.max_reserved``: the highest window count any reservation left;
-  ``windows.probes.total/max``; ``windows.unreserved``: creations that found every window full
+* ``windows.max_reserved``: the highest count a capped reservation left (never above the cap);
+  ``windows.max_count``: the highest count any increment left (milestone/new rows are uncapped);
+  ``windows.probes.total/max``; ``windows.placement.<exact|forward|fallback|exhausted|...>``
 * ``upstream.failed.<kind>``, ``upstream.retries``
 """
 
@@ -103,32 +104,43 @@ class SnapshotMetrics:
 
 
 class WindowMetrics:
-    """Window-count reservations: the highest count left, and the probing cost."""
+    """Window counts: the highest a capped reservation left, the highest any increment left, and
+    the probing cost. ``windows.fallback``/``windows.exhausted`` count reservations that found no
+    room searching forward (exhausted ones are inserted over the cap, §6.2 step 4)."""
+
+    _CAPPED = (K.PLACEMENT.code("forward"), K.PLACEMENT.code("fallback"))
 
     def __init__(self) -> None:
         self.max_reserved = 0
+        self.max_count = 0
         self.probes = 0
         self.max_probes = 0
-        self.unreserved = 0
+        self.placements: Counter[str] = Counter()
 
     def feed(self, chunk: Chunk, names: Sequence[str]) -> None:
         created = chunk.table(K.ScheduleCreated)
         if created.size:
-            counts, probes = created[:, 8], created[:, 9]
-            self.max_reserved = max(self.max_reserved, int(counts.max()))
+            counts, probes, placement = created[:, 8], created[:, 9], created[:, 10]
+            capped = np.isin(placement, self._CAPPED)
+            if capped.any():
+                self.max_reserved = max(self.max_reserved, int(counts[capped].max()))
+            self.max_count = max(self.max_count, int(counts.max()))
             self.probes += int(probes.sum())
             self.max_probes = max(self.max_probes, int(probes.max()))
-            self.unreserved += int((created[:, 7] == K.NO_WINDOW).sum())
+            codes, n = np.unique(placement, return_counts=True)
+            for code, k in zip(codes.tolist(), n.tolist(), strict=True):
+                self.placements[K.PLACEMENT.word(code)] += k
         moved = chunk.column(K.ScheduleMoved, "window_count")
         if moved.size:
-            self.max_reserved = max(self.max_reserved, int(moved.max()))
+            self.max_count = max(self.max_count, int(moved.max()))
 
     def result(self) -> dict[str, Any]:
         return {
             "windows.max_reserved": self.max_reserved,
+            "windows.max_count": self.max_count,
             "windows.probes.total": self.probes,
             "windows.probes.max": self.max_probes,
-            "windows.unreserved": self.unreserved,
+            **{f"windows.placement.{w}": self.placements.get(w, 0) for w in K.PLACEMENT.words},
         }
 
 

@@ -46,6 +46,8 @@ class Emitters:
     discovered: Callable[..., None]
     classified: Callable[..., None]
     retry: Callable[..., None]
+    started: Callable[..., None]
+    stray: Callable[..., None]
 
     @classmethod
     def bind(cls, engine: Engine) -> Emitters:
@@ -65,6 +67,8 @@ class Emitters:
             discovered=e(K.VideoDiscovered),
             classified=e(K.SongClassified),
             retry=e(K.RetryScheduled),
+            started=e(K.ScheduleStarted),
+            stray=e(K.StrayStatusChange),
         )
 
 

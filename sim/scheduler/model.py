@@ -73,8 +73,10 @@ class CvsaModel:
         store: Store | None = None,
         counter: WindowCounter | None = None,
         upstream: UpstreamApi | None = None,
+        setup: Callable[[Ctx], Coroutine[Any, Any, None]] | None = None,
     ) -> None:
         self.scenario = scenario
+        self.setup = setup
         self.switches: Switches = resolve(scenario.profile, scenario.switches.as_overrides())
         self.world = World.build(scenario, streams)
         cfg = scenario.scheduler
@@ -102,6 +104,8 @@ class CvsaModel:
         register the periodic jobs and start the background processes."""
         ctx = self.ctx
         await feed.load_catalog(ctx, self.world, self.scenario.scheduler.history)
+        if self.setup is not None:  # tests: extra rows and snapshots before anything runs
+            await self.setup(ctx)
         await cleanup.refresh_window_counts(ctx)
         for name, every, processor, hint in PERIODIC:
             ctx.queue.every(

@@ -15,14 +15,16 @@ from typing import NamedTuple
 from sim.cvsa.lifecycle import SnapshotType, Status
 from sim.cvsa.schedule import ActiveRow, Move, Skip, plan_schedule_snapshot
 from sim.cvsa.windows import Adjusted, adjust_snapshot_time
-from sim.events.cvsa_kinds import NO_WINDOW, NOT_CREATED, WINDOW_CAUSE
+from sim.events.cvsa_kinds import NO_WINDOW, NOT_CREATED, PLACEMENT, WINDOW_CAUSE
 from sim.ports import ScheduleRow
-from sim.scheduler.context import TYPE_CODE, Ctx
+from sim.scheduler.context import STATUS_CODE, TYPE_CODE, Ctx
 from sim.units import Ms, window_start
 
 _DUPLICATE = NOT_CREATED.code("duplicate_active")
 _NOT_EARLIER = NOT_CREATED.code("milestone_not_earlier")
 _CAUSE_STATUS = WINDOW_CAUSE.code("status_change")
+_EXACT = PLACEMENT.code("exact")
+_UNADJUSTED = PLACEMENT.code("unadjusted")
 _TYPE = {t.value: t for t in SnapshotType}
 _STATUS = {s.value: s for s in Status}
 _CAUSE_MOVE = WINDOW_CAUSE.code("move")
@@ -35,6 +37,7 @@ class Reservation(NamedTuple):
     window_ms: Ms
     window_count: int
     probes: int
+    placement: int
 
 
 async def drive_adjust(ctx: Ctx, expected_ms: Ms) -> Reservation:
@@ -61,9 +64,10 @@ async def drive_adjust(ctx: Ctx, expected_ms: Ms) -> Reservation:
     except StopIteration as stop:
         result: Adjusted = stop.value
     window = result.reserved_window_ms
+    placement = PLACEMENT.code(result.outcome)
     if window is None:
-        return Reservation(result.time_ms, NO_WINDOW, -1, result.probes)
-    return Reservation(result.time_ms, window, value, result.probes)
+        return Reservation(result.time_ms, NO_WINDOW, -1, result.probes, placement)
+    return Reservation(result.time_ms, window, value, result.probes, placement)
 
 
 async def schedule_snapshot(
@@ -98,7 +102,8 @@ async def schedule_snapshot(
         res = await drive_adjust(ctx, target_ms)
     else:
         window = window_start(target_ms)
-        res = Reservation(target_ms, window, await ctx.counter.incr(window, 1), 1)
+        placement = _EXACT if type in ("milestone", "new") else _UNADJUSTED
+        res = Reservation(target_ms, window, await ctx.counter.incr(window, 1), 1, placement)
     schedule_id = await store.insert_schedule(aid, type, res.due_ms, now)
     emit.created(
         now,
@@ -110,6 +115,7 @@ async def schedule_snapshot(
         res.window_ms,
         res.window_count,
         res.probes,
+        res.placement,
         int(force),
     )
     return schedule_id
@@ -133,10 +139,27 @@ async def move_milestone(ctx: Ctx, aid: int, plan: Move) -> None:
     )
 
 
-async def set_status(ctx: Ctx, ids: Sequence[int], status: str) -> list[ScheduleRow]:
+async def set_status(
+    ctx: Ctx, ids: Sequence[int], status: str, *, stray: bool = False
+) -> list[ScheduleRow]:
     """``setSnapshotStatus``/``bulkSetSnapshotStatus``: update, then decrement the window of every
-    row that left ``pending`` (reference §6.4). Returns the rows as they were before."""
+    row that left ``pending`` (reference §6.4). Returns the rows as they were before.
+
+    ``stray``: the ids are not the caller's rows (aids passed as ids, §8.3); each row hit is
+    logged as a :class:`~sim.events.cvsa_kinds.StrayStatusChange`."""
     before = await ctx.store.set_schedule_status(ids, status)
+    if stray:
+        to = STATUS_CODE[status]
+        for row in before:
+            ctx.emit.stray(
+                ctx.now,
+                row.id,
+                row.aid,
+                TYPE_CODE[row.type],
+                row.started_at_ms,
+                STATUS_CODE[row.status],
+                to,
+            )
     if status != "pending":
         for row in before:
             if row.status == "pending":

@@ -97,7 +97,7 @@ async def bulk_snapshot_tick(ctx: Ctx, job: Job) -> None:
             # and the aids are then passed where schedule ids are expected: the batch's rows stay
             # pending, and unrelated rows whose id equals one of the aids become processing.
             aids = list(dict.fromkeys(r.aid for r in batch))
-            await set_status(ctx, aids, "processing")
+            await set_status(ctx, aids, "processing", stray=True)
             priority = PRIORITY_NORMAL_BULK
         else:
             await set_status(ctx, [r.id for r in batch], "processing")

@@ -113,6 +113,7 @@ async def snapshot_video(ctx: Ctx, job: Job) -> None:
         # step 2: the row stays processing until cleanup deletes it
         ctx.emit.skipped(now, row.id, row.aid, TYPE_CODE[row.type], row.started_at_ms, _BILI_STATUS)
         return
+    ctx.emit.started(now, row.id, row.aid, TYPE_CODE[row.type], row.started_at_ms, job.id)
     prev = await store.latest_snapshot(row.aid)  # read before the fetch, as deployed
     try:
         stats = await call_upstream(
@@ -208,6 +209,8 @@ async def bulk_snapshot_video(ctx: Ctx, job: Job) -> None:
             existing.append(r)
     if not existing:
         return
+    for r in existing:
+        ctx.emit.started(ctx.now, r.id, r.aid, TYPE_CODE[r.type], r.started_at_ms, job.id)
     aids = [r.aid for r in existing]
     try:
         items = await call_upstream(
