@@ -1,0 +1,254 @@
+"""``snapshot_schedule`` in memory: columnar rows and the indexes the deployed queries use.
+
+Rows live in parallel arrays indexed by id (about 26 bytes a row: a month at full scale writes
+some 17 million rows, and they are never deleted except by cleanup, as in the deployed table).
+Indexes (reference §2.1):
+
+* per type, a heap of the pending rows keyed by ``started_at`` then id, packed into one int;
+  entries are deleted lazily: an entry is live while its row is still pending at that time;
+* a heap of the processing rows (cleanup deletes pending *and* processing rows);
+* per type, the active (pending or processing) row ids of each video (the duplicate check);
+* per video, how many of its rows are processing (the single tick's skip, §7.2);
+* pending rows per 5-minute window (the window-count refresh's GROUP BY, §6.3).
+"""
+
+from __future__ import annotations
+
+import heapq
+from array import array
+from collections.abc import Callable, Sequence
+
+from sim.ports import DueOrder, ScheduleRow
+from sim.units import WINDOW_MS, Ms
+
+TYPES = ("new", "milestone", "normal", "archive")
+STATUSES = ("pending", "processing", "completed", "failed", "no_proxy", "bili_error")
+TYPE_CODE = {t: i for i, t in enumerate(TYPES)}
+STATUS_CODE = {s: i for i, s in enumerate(STATUSES)}
+PENDING, PROCESSING = 0, 1
+DELETED = 255
+ID_BITS = 32
+"""Heap keys are ``started_at << 32 | id``: one int per entry instead of a tuple."""
+_ID_MASK = (1 << ID_BITS) - 1
+_ORDER_RANK = {"normal": 0, "archive": 1}
+
+ActiveHook = Callable[[int, int, bool], None]
+"""Called with (aid, type code, now_active) when a video gains its first or loses its last
+active row of a type."""
+
+
+class ScheduleTable:
+    """The schedule half of :class:`~sim.backends.memory.MemoryStore`."""
+
+    def __init__(self, on_active_change: ActiveHook) -> None:
+        self._aid = array("q", [0])  # index 0 unused: ids count from 1
+        self._type = bytearray(1)
+        self._status = bytearray([DELETED])
+        self._started = array("q", [0])
+        self._created = array("q", [0])
+        self._pending: list[list[int]] = [[] for _ in TYPES]
+        self._proc_heap: list[int] = []
+        self._active: list[dict[int, int | list[int]]] = [{} for _ in TYPES]
+        self._proc_count: dict[int, int] = {}
+        self._windows: dict[Ms, int] = {}
+        self._on_active_change = on_active_change
+
+    def _row(self, i: int) -> ScheduleRow:
+        return ScheduleRow(
+            i,
+            self._aid[i],
+            TYPES[self._type[i]],
+            STATUSES[self._status[i]],
+            self._started[i],
+            self._created[i],
+        )
+
+    def _exists(self, i: int) -> bool:
+        return 0 < i < len(self._status) and self._status[i] != DELETED
+
+    # -- index maintenance ------------------------------------------------------------------
+    def _enter(self, i: int, status: int, new_time: bool) -> None:
+        """Index row ``i`` under ``status`` (its status column is already set)."""
+        t, started = self._type[i], self._started[i]
+        if status == PENDING:
+            heapq.heappush(self._pending[t], started << ID_BITS | i)
+            w = started - started % WINDOW_MS
+            self._windows[w] = self._windows.get(w, 0) + 1
+        elif status == PROCESSING:
+            heapq.heappush(self._proc_heap, started << ID_BITS | i)
+            aid = self._aid[i]
+            self._proc_count[aid] = self._proc_count.get(aid, 0) + 1
+        if status in (PENDING, PROCESSING) and new_time:
+            self._add_active(i)
+
+    def _leave(self, i: int, status: int, keep_active: bool) -> None:
+        """Remove row ``i`` from the indexes of ``status`` (heap entries go stale by themselves)."""
+        if status == PENDING:
+            started = self._started[i]
+            w = started - started % WINDOW_MS
+            left = self._windows[w] - 1
+            if left:
+                self._windows[w] = left
+            else:
+                del self._windows[w]
+        elif status == PROCESSING:
+            aid = self._aid[i]
+            n = self._proc_count[aid] - 1
+            if n:
+                self._proc_count[aid] = n
+            else:
+                del self._proc_count[aid]
+        if status in (PENDING, PROCESSING) and not keep_active:
+            self._drop_active(i)
+
+    def _add_active(self, i: int) -> None:
+        per_type, aid = self._active[self._type[i]], self._aid[i]
+        have = per_type.get(aid)
+        if have is None:
+            per_type[aid] = i
+            self._on_active_change(aid, self._type[i], True)
+        elif isinstance(have, list):
+            have.append(i)
+        else:
+            per_type[aid] = [have, i]
+
+    def _drop_active(self, i: int) -> None:
+        per_type, aid = self._active[self._type[i]], self._aid[i]
+        have = per_type[aid]
+        if isinstance(have, list):
+            have.remove(i)
+            if len(have) == 1:
+                per_type[aid] = have[0]
+        else:
+            del per_type[aid]
+            self._on_active_change(aid, self._type[i], False)
+
+    def _set(self, i: int, status: int) -> None:
+        old = self._status[i]
+        if old == status:
+            return
+        active = (PENDING, PROCESSING)
+        both_active = old in active and status in active
+        self._leave(i, old, keep_active=both_active)
+        self._status[i] = status
+        self._enter(i, status, new_time=not both_active)
+
+    # -- ScheduleStore ------------------------------------------------------------------------
+    async def insert_schedule(
+        self, aid: int, type: str, started_at_ms: Ms, created_at_ms: Ms
+    ) -> int:
+        i = len(self._status)
+        self._aid.append(aid)
+        self._type.append(TYPE_CODE[type])
+        self._status.append(PENDING)
+        self._started.append(started_at_ms)
+        self._created.append(created_at_ms)
+        self._enter(i, PENDING, new_time=True)
+        return i
+
+    async def get_schedule(self, schedule_id: int) -> ScheduleRow | None:
+        return self._row(schedule_id) if self._exists(schedule_id) else None
+
+    async def has_active_schedule(self, aid: int, type: str) -> bool:
+        return aid in self._active[TYPE_CODE[type]]
+
+    async def active_schedules(self, aid: int, type: str) -> list[ScheduleRow]:
+        have = self._active[TYPE_CODE[type]].get(aid)
+        if have is None:
+            return []
+        ids = sorted(have) if isinstance(have, list) else [have]
+        return [self._row(i) for i in ids]
+
+    async def move_schedule(self, schedule_id: int, started_at_ms: Ms) -> ScheduleRow | None:
+        if not self._exists(schedule_id):
+            return None
+        before = self._row(schedule_id)
+        status = self._status[schedule_id]
+        self._leave(schedule_id, status, keep_active=True)
+        self._started[schedule_id] = started_at_ms
+        self._enter(schedule_id, status, new_time=False)
+        return before
+
+    async def due_schedules(
+        self,
+        *,
+        from_ms: Ms | None,
+        to_ms: Ms,
+        types: Sequence[str],
+        limit: int,
+        order: DueOrder,
+    ) -> list[ScheduleRow]:
+        found: list[tuple[int, int]] = []
+        hi = (to_ms + 1) << ID_BITS
+        lo = None if from_ms is None else from_ms << ID_BITS
+        for type in types:
+            heap = self._pending[TYPE_CODE[type]]
+            rank = _ORDER_RANK.get(type, 2) if order == "normal_first" else 0
+            taken: list[int] = []
+            n = 0
+            # Pop in time order up to to_ms, dropping stale entries; put live ones back after.
+            while heap and heap[0] < hi and n < limit:
+                key = heapq.heappop(heap)
+                if not self._live(key, PENDING):
+                    continue
+                taken.append(key)
+                if lo is None or key >= lo:
+                    found.append((rank, key))
+                    n += 1
+            for key in taken:
+                heapq.heappush(heap, key)
+        found.sort()
+        return [self._row(key & _ID_MASK) for _, key in found[:limit]]
+
+    def _live(self, key: int, status: int) -> bool:
+        i = key & _ID_MASK
+        return self._status[i] == status and self._started[i] == key >> ID_BITS
+
+    async def has_processing_schedule(self, aid: int) -> bool:
+        return aid in self._proc_count
+
+    async def set_schedule_status(self, ids: Sequence[int], status: str) -> list[ScheduleRow]:
+        code = STATUS_CODE[status]
+        before = []
+        for i in ids:
+            if self._exists(i):
+                before.append(self._row(i))
+                self._set(i, code)
+        return before
+
+    async def delete_overdue_schedules(self, before_ms: Ms) -> list[ScheduleRow]:
+        cutoff = before_ms << ID_BITS
+        doomed: set[int] = set()
+        for heap, status in [(h, PENDING) for h in self._pending] + [(self._proc_heap, PROCESSING)]:
+            while heap and heap[0] < cutoff:
+                key = heapq.heappop(heap)
+                if self._live(key, status):
+                    doomed.add(key & _ID_MASK)
+        out = []
+        for i in sorted(doomed):
+            out.append(self._row(i))
+            self._leave(i, self._status[i], keep_active=False)
+            self._status[i] = DELETED
+        return out
+
+    async def pending_counts_by_window(self, from_ms: Ms, to_ms: Ms) -> dict[Ms, int]:
+        return {w: n for w, n in sorted(self._windows.items()) if from_ms <= w < to_ms}
+
+    def _earliest(self, heap: list[int], status: int) -> Ms | None:
+        while heap and not self._live(heap[0], status):
+            heapq.heappop(heap)
+        return heap[0] >> ID_BITS if heap else None
+
+    async def earliest_pending_ms(self, types: Sequence[str]) -> Ms | None:
+        firsts = [self._earliest(self._pending[TYPE_CODE[t]], PENDING) for t in types]
+        present = [f for f in firsts if f is not None]
+        return min(present) if present else None
+
+    async def earliest_active_ms(self) -> Ms | None:
+        firsts = [self._earliest(h, PENDING) for h in self._pending]
+        firsts.append(self._earliest(self._proc_heap, PROCESSING))
+        present = [f for f in firsts if f is not None]
+        return min(present) if present else None
+
+    async def aids_with_active_schedule(self, type: str) -> set[int]:
+        return set(self._active[TYPE_CODE[type]])

@@ -1,0 +1,61 @@
+"""The in-memory database: the schedule table and the video tables in one object (the
+dispatchers' anti-joins need both), plus the two anti-join indexes that tie them together."""
+
+from __future__ import annotations
+
+from sim.backends.memory.schedules import TYPE_CODE, TYPES, ScheduleTable
+from sim.backends.memory.videos import VideoTables
+
+# The anti-joins the dispatchers run (reference §11.7, §13b): songs without an active normal or
+# archive row, and non-song videos without an active archive row. They are kept as sets that
+# change when a video's active count of a type crosses zero.
+_TRACKED = (TYPE_CODE["normal"], TYPE_CODE["archive"])
+
+
+class MemoryStore(ScheduleTable, VideoTables):
+    """Schedule store and snapshot store over columns, heaps and dicts (see the two modules)."""
+
+    def __init__(self) -> None:
+        VideoTables.__init__(self)
+        ScheduleTable.__init__(self, self._active_changed)
+        self._idle_songs: dict[int, set[int]] = {t: set() for t in _TRACKED}
+        self._idle_others: dict[int, set[int]] = {t: set() for t in _TRACKED}
+
+    def _active_changed(self, aid: int, type: int, active: bool) -> None:
+        if type not in self._idle_songs:
+            return
+        if active:
+            self._idle_songs[type].discard(aid)
+            self._idle_others[type].discard(aid)
+        elif self._is_song(aid):
+            self._idle_songs[type].add(aid)
+        elif self._is_video(aid):
+            self._idle_others[type].add(aid)
+
+    def _video_added(self, aid: int, song: bool) -> None:
+        for t in _TRACKED:
+            if aid in self._active[t]:
+                continue
+            if song:
+                self._idle_others[t].discard(aid)
+                self._idle_songs[t].add(aid)
+            else:
+                self._idle_others[t].add(aid)
+
+    async def songs_without_active_schedule(self, type: str) -> list[int]:
+        code = TYPE_CODE[type]
+        if code in self._idle_songs:
+            return sorted(self._idle_songs[code])
+        active = self._active[code]
+        return [a for a in await self.song_aids() if a not in active]
+
+    async def non_songs_without_active_schedule(self, type: str) -> list[int]:
+        code = TYPE_CODE[type]
+        if code in self._idle_others:
+            return sorted(self._idle_others[code])
+        active = self._active[code]
+        songs = set(await self.song_aids())
+        return [a for a in await self.video_aids() if a not in songs and a not in active]
+
+
+__all__ = ["TYPES", "MemoryStore"]

@@ -1,0 +1,238 @@
+"""``bilibili_metadata``, ``songs``, ``video_snapshot`` and ``eta`` in memory.
+
+Every aid the tables see gets a dense slot, and per-video values are columns indexed by slot
+(about 60 bytes a video plus 16 bytes a snapshot): at full scale that is two million videos. A
+video's snapshots are one interleaved ``array('q')`` ``[t0, v0, t1, v1, ...]`` in time order.
+The milestone candidates (§11.1) are kept as sets, re-checked whenever a video's latest views,
+its eta or its song flag change.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Sequence
+
+from sim.cvsa.milestones import milestone_candidate
+from sim.ports import EtaRow, Snapshot
+from sim.units import Ms
+
+IS_VIDEO, IS_SONG, HAS_ETA = 1, 2, 4
+
+
+def last_at_or_before(snaps: array[int], t_ms: Ms) -> int:
+    """Index (in snapshots, not array slots) of the last snapshot with time <= t, or -1."""
+    lo, hi = 0, len(snaps) >> 1
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if snaps[mid << 1] <= t_ms:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo - 1
+
+
+class VideoTables:
+    """The video half of :class:`~sim.backends.memory.MemoryStore`."""
+
+    def __init__(self) -> None:
+        self._slot: dict[int, int] = {}
+        self._aids = array("q")
+        self._flags = bytearray()
+        self._published = array("q")
+        self._bili_code = array("i")
+        self._eta = array("d")
+        self._speed = array("d")
+        self._eta_views = array("q")
+        self._eta_updated = array("q")
+        self._snaps: list[array[int] | None] = []
+        self._candidates: set[int] = set()
+        self._candidates_wide: set[int] = set()
+
+    def _slot_of(self, aid: int) -> int:
+        s = self._slot.get(aid)
+        if s is None:
+            s = len(self._aids)
+            self._slot[aid] = s
+            self._aids.append(aid)
+            self._flags.append(0)
+            self._published.append(-1)
+            self._bili_code.append(0)
+            self._eta.append(0.0)
+            self._speed.append(0.0)
+            self._eta_views.append(0)
+            self._eta_updated.append(0)
+            self._snaps.append(None)
+        return s
+
+    def _video_added(self, aid: int, song: bool) -> None:
+        """Hook for the store: a video (or a song) joined the catalogue."""
+
+    # -- catalogue ----------------------------------------------------------------------------
+    async def add_video(self, aid: int, published_ms: Ms) -> None:
+        s = self._slot_of(aid)
+        if self._flags[s] & IS_VIDEO:
+            return
+        self._flags[s] |= IS_VIDEO
+        self._published[s] = published_ms
+        self._video_added(aid, False)
+
+    async def add_song(self, aid: int, published_ms: Ms) -> bool:
+        s = self._slot_of(aid)
+        if self._flags[s] & IS_SONG:
+            return False
+        self._flags[s] |= IS_SONG
+        if not self._flags[s] & IS_VIDEO:
+            self._published[s] = published_ms
+        self._song_published_set(s, published_ms)
+        self._video_added(aid, True)
+        self._recheck_candidate(aid, s)
+        return True
+
+    def _song_published_set(self, s: int, published_ms: Ms) -> None:
+        # songs.published_at is its own column in the deployed schema; videos added as songs
+        # first keep the song's value (the two agree in every caller).
+        if self._published[s] < 0:
+            self._published[s] = published_ms
+
+    async def load_catalog(
+        self, aids: Sequence[int], published_ms: Sequence[Ms], is_song: Sequence[bool]
+    ) -> None:
+        for aid, pub, song in zip(aids, published_ms, is_song, strict=True):
+            await self.add_video(aid, pub)
+            if song:
+                await self.add_song(aid, pub)
+
+    async def load_snapshots(
+        self, aids: Sequence[int], times_ms: Sequence[Ms], views: Sequence[int]
+    ) -> int:
+        stored = 0
+        for aid, t, v in zip(aids, times_ms, views, strict=True):
+            stored += await self.insert_snapshot(aid, t, v)
+        return stored
+
+    def _aids_with(self, flag: int, without: int = 0) -> list[int]:
+        flags, aids = self._flags, self._aids
+        return sorted(
+            aids[s] for s in range(len(aids)) if flags[s] & flag and not flags[s] & without
+        )
+
+    async def song_aids(self) -> list[int]:
+        return self._aids_with(IS_SONG)
+
+    async def video_aids(self) -> list[int]:
+        return self._aids_with(IS_VIDEO)
+
+    async def song_published_ms(self, aid: int) -> Ms | None:
+        s = self._slot.get(aid)
+        return None if s is None or not self._flags[s] & IS_SONG else self._published[s]
+
+    def _is_song(self, aid: int) -> bool:
+        s = self._slot.get(aid)
+        return s is not None and bool(self._flags[s] & IS_SONG)
+
+    def _is_video(self, aid: int) -> bool:
+        s = self._slot.get(aid)
+        return s is not None and bool(self._flags[s] & IS_VIDEO)
+
+    async def video_status(self, aid: int) -> int:
+        s = self._slot.get(aid)
+        return 0 if s is None or not self._flags[s] & IS_VIDEO else self._bili_code[s]
+
+    async def set_video_status(self, aid: int, code: int) -> None:
+        s = self._slot.get(aid)
+        if s is not None and self._flags[s] & IS_VIDEO:
+            self._bili_code[s] = code
+
+    # -- snapshots ----------------------------------------------------------------------------
+    async def insert_snapshot(self, aid: int, t_ms: Ms, views: int) -> bool:
+        s = self._slot_of(aid)
+        snaps = self._snaps[s]
+        if snaps is None:
+            self._snaps[s] = array("q", (t_ms, views))
+        elif snaps[-2] < t_ms:  # the usual case: appended in time order
+            snaps.append(t_ms)
+            snaps.append(views)
+        else:
+            i = last_at_or_before(snaps, t_ms)
+            if i >= 0 and snaps[2 * i] == t_ms:
+                return False
+            snaps[2 * i + 2 : 2 * i + 2] = array("q", (t_ms, views))
+            return True
+        self._recheck_candidate(aid, s)
+        return True
+
+    def _snapshots(self, aid: int) -> array[int] | None:
+        s = self._slot.get(aid)
+        return None if s is None else self._snaps[s]
+
+    async def latest_snapshot(self, aid: int) -> Snapshot | None:
+        snaps = self._snapshots(aid)
+        return None if snaps is None else Snapshot(snaps[-2], snaps[-1])
+
+    async def snapshot_before(self, aid: int, t_ms: Ms) -> Snapshot | None:
+        snaps = self._snapshots(aid)
+        if snaps is None:
+            return None
+        i = last_at_or_before(snaps, t_ms)
+        return None if i < 0 else Snapshot(snaps[2 * i], snaps[2 * i + 1])
+
+    async def closest_snapshot(self, aid: int, t_ms: Ms) -> Snapshot | None:
+        return (await self.closest_snapshots(aid, [t_ms]))[0]
+
+    async def closest_snapshots(self, aid: int, times_ms: Sequence[Ms]) -> list[Snapshot | None]:
+        snaps = self._snapshots(aid)
+        if snaps is None:
+            return [None] * len(times_ms)
+        # One backward walk serves every target (a handful, mostly near the end of a short list).
+        out: list[Snapshot | None] = [None] * len(times_ms)
+        last = (len(snaps) >> 1) - 1
+        j = last
+        for k in sorted(range(len(times_ms)), key=lambda k: -times_ms[k]):
+            t = times_ms[k]
+            while j >= 0 and snaps[2 * j] > t:
+                j -= 1
+            if j < 0:
+                i = 0
+            elif snaps[2 * j] == t or j == last:
+                i = j
+            else:  # a tie goes to the earlier row (§19.7)
+                i = j if t - snaps[2 * j] <= snaps[2 * j + 2] - t else j + 1
+            out[k] = Snapshot(snaps[2 * i], snaps[2 * i + 1])
+        return out
+
+    # -- eta and milestone candidates ---------------------------------------------------------
+    async def upsert_eta(self, row: EtaRow) -> None:
+        s = self._slot_of(row.aid)
+        self._flags[s] |= HAS_ETA
+        self._eta[s] = row.eta_h
+        self._speed[s] = row.speed
+        self._eta_views[s] = row.current_views
+        self._eta_updated[s] = row.updated_ms
+        self._recheck_candidate(row.aid, s)
+
+    async def get_eta(self, aid: int) -> EtaRow | None:
+        s = self._slot.get(aid)
+        if s is None or not self._flags[s] & HAS_ETA:
+            return None
+        return EtaRow(aid, self._eta[s], self._speed[s], self._eta_views[s], self._eta_updated[s])
+
+    def _recheck_candidate(self, aid: int, s: int) -> None:
+        # The candidate query scans latest_video_snapshot and eta in SQL; here both candidate
+        # sets (with and without set A) are kept up to date on every write that can change them.
+        snaps = self._snaps[s]
+        if snaps is None:
+            return
+        views, is_song = snaps[-1], bool(self._flags[s] & IS_SONG)
+        eta_h = self._eta[s] if self._flags[s] & HAS_ETA else None
+        if milestone_candidate(views, is_song, eta_h, False):
+            self._candidates.add(aid)
+            self._candidates_wide.add(aid)
+            return
+        self._candidates.discard(aid)
+        if is_song and milestone_candidate(views, is_song, eta_h, True):
+            self._candidates_wide.add(aid)
+        else:
+            self._candidates_wide.discard(aid)
+
+    async def milestone_candidates(self, wide: bool) -> list[int]:
+        return sorted(self._candidates_wide if wide else self._candidates)
