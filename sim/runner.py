@@ -30,6 +30,7 @@ from sim.units import SECOND_MS, format_instant_ms
 
 EVENTS_FILE = "events.simlog"
 MANIFEST_FILE = "manifest.json"
+SUMMARY_FILE = "summary.json"
 
 
 class Model(Protocol):
@@ -139,6 +140,9 @@ def run_scenario(
     if out_dir is not None:
         out_dir.mkdir(parents=True, exist_ok=True)
         (out_dir / MANIFEST_FILE).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+        # Every metric, under its stable dotted name; a pure function of the log, so it is
+        # byte-identical for the same scenario and seed (wall-clock facts are in the manifest).
+        (out_dir / SUMMARY_FILE).write_text(json.dumps(metrics, indent=2, sort_keys=True) + "\n")
     return RunResult(manifest, metrics, out_dir, engine.partial, engine)
 
 

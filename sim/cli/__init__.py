@@ -29,10 +29,12 @@ def cli() -> None:
 def _register() -> None:
     # Each command module imports its heavy dependencies (matplotlib, the model) inside the
     # command, so that `sim --help` stays fast.
+    from sim.cli import check as _check
     from sim.cli import curves as _curves
     from sim.cli import run as _run
 
     cli.add_command(_run.run)
+    cli.add_command(_check.check)
     cli.add_command(_curves.curves)
 
 

@@ -35,6 +35,8 @@ class ScenarioError(ValueError):
 def _format_path(loc: Iterable[Any]) -> str:
     out = ""
     for part in loc:
+        if part == "[key]":  # pydantic's marker for an invalid mapping key: the key is the path
+            continue
         if isinstance(part, int):
             out += f"[{part}]"
         else:
@@ -196,29 +198,34 @@ def _show(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def parse_override(spec: str) -> tuple[str, Any]:
-    """``"a.b=3000"`` -> ``("a.b", 3000)``: the value is read as TOML, else taken as text."""
-    if "=" not in spec:
+def parse_override(spec: str) -> tuple[tuple[str, ...], Any]:
+    """``"a.b=3000"`` -> ``(("a", "b"), 3000)``. The key is a TOML key, so a segment with dots can
+    be quoted (``expect."lateness.new.p99_s"="< 5"``); the value is read as TOML, else as text."""
+    key, sep, raw = spec.partition("=")
+    if not sep:
         raise ScenarioError([f"--set {spec}: expected key.path=value"])
-    key, _, raw = spec.partition("=")
-    key = key.strip()
-    if not re.fullmatch(r"[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*", key):
+    try:
+        node: Any = tomli.loads(f"{key.strip()} = 0")
+    except tomli.TOMLDecodeError:
         raise ScenarioError(
-            [f"--set {spec}: {key!r} is not a key path such as scheduler.window_cap"]
-        )
+            [f"--set {spec}: {key.strip()!r} is not a key path such as switches.window_cap"]
+        ) from None
+    parts: list[str] = []
+    while isinstance(node, dict):
+        ((name, node),) = node.items()
+        parts.append(name)
     try:
         value = tomli.loads(f"v = {raw.strip()}")["v"]
     except tomli.TOMLDecodeError:
         value = raw.strip()
-    return key, value
+    return tuple(parts), value
 
 
 def apply_overrides(doc: dict[str, Any], overrides: Iterable[str]) -> dict[str, Any]:
     """Set each ``key.path=value`` into the raw document (tables are created as needed)."""
     for spec in overrides:
-        key, value = parse_override(spec)
+        parts, value = parse_override(spec)
         node = doc
-        parts = key.split(".")
         for part in parts[:-1]:
             child = node.setdefault(part, {})
             if not isinstance(child, dict):
@@ -261,7 +268,7 @@ def parse_scenario(
         return Scenario.model_validate(doc)
     except ValidationError as exc:
         problems = format_validation_error(source, exc, lines)
-        set_keys = {parse_override(s)[0]: s for s in overrides}
+        set_keys = {".".join(parse_override(s)[0]): s for s in overrides}
         problems = [_blame_override(p, set_keys) for p in problems]
         raise ScenarioError(problems) from None
 

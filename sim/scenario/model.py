@@ -10,6 +10,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
+from sim.scenario.expect import ExpectSection
 from sim.scenario.scheduler import SchedulerSection
 from sim.scenario.switches import SwitchOverrides
 from sim.scenario.types import DurationMs, InstantMs, Section, UtcOffsetMs
@@ -38,6 +39,8 @@ class Scenario(Section):
     """Per-switch overrides of the profile (sim.cvsa.profile; docs/profiles.md)."""
     scheduler: SchedulerSection = SchedulerSection()
     engine: EngineSection = EngineSection()
+    expect: ExpectSection = ExpectSection()
+    """Thresholds on the run's metrics, checked by ``sim check``."""
     catalog: CatalogSection = CatalogSection()
     curves: CurvesSection = CurvesSection()
     arrivals: ArrivalsSection = ArrivalsSection()

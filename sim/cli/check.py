@@ -1,0 +1,126 @@
+"""``sim check``: run scenarios and gate on their ``[expect]`` thresholds (exit 0 / 99 / 2)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from sim.cli import EXIT_THRESHOLD
+from sim.cli.common import load_or_exit
+from sim.cli.progress import Progress
+from sim.runner import run_scenario
+from sim.scenario.expect import Verdict, evaluate
+
+
+def _show(value: Any) -> str:
+    if value is None:
+        return "missing"
+    if isinstance(value, float):
+        return f"{value:,.6g}"
+    return f"{value:,}" if isinstance(value, int) else str(value)
+
+
+@click.command()
+@click.argument(
+    "scenario_paths",
+    metavar="SCENARIO...",
+    nargs=-1,
+    required=True,
+    type=click.Path(path_type=Path, dir_okay=False),
+)
+@click.option(
+    "--seed", type=click.IntRange(min=0), default=None, help="Override every scenario's seed."
+)
+@click.option(
+    "--set",
+    "overrides",
+    multiple=True,
+    metavar="KEY.PATH=VALUE",
+    help="Override a field in every scenario (repeatable).",
+)
+@click.option(
+    "--out",
+    "out_root",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Write each run's report under OUT/<scenario name>/ [default: reports/].",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the verdicts as JSON.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress display.")
+def check(
+    scenario_paths: tuple[Path, ...],
+    seed: int | None,
+    overrides: tuple[str, ...],
+    out_root: Path | None,
+    as_json: bool,
+    quiet: bool,
+) -> None:
+    """Run each SCENARIO and check its [expect] thresholds.
+
+    Exit status: 0 when every threshold holds, 99 when one fails, 2 for a usage or scenario
+    error (every scenario is validated before any runs).
+    """
+    from sim.scheduler import build_cvsa_model
+
+    scenarios = [load_or_exit(p, overrides, seed) for p in scenario_paths]
+    results: dict[str, list[Verdict]] = {}
+    for path, scenario in zip(scenario_paths, scenarios, strict=True):
+        if not scenario.expect.root:
+            click.echo(f"warning: {path} has no [expect] thresholds", err=True)
+        out = (out_root or Path("reports")) / scenario.name
+        with Progress(
+            scenario.name, scenario.start_ms, scenario.end_ms, enabled=not quiet and not as_json
+        ) as progress:
+            run = run_scenario(
+                scenario,
+                build_cvsa_model,
+                out_dir=out,
+                observer=progress.observe,
+                handle_sigint=True,
+            )
+        results[scenario.name] = evaluate(scenario.expect, run.metrics)
+        if run.partial:
+            click.echo(f"{scenario.name}: interrupted", err=True)
+            sys.exit(130)
+    failed = any(not v.passed for verdicts in results.values() for v in verdicts)
+    if as_json:
+        doc = {
+            "passed": not failed,
+            "scenarios": {
+                name: [
+                    {
+                        "metric": v.metric,
+                        "condition": v.condition,
+                        "value": v.value,
+                        "passed": v.passed,
+                    }
+                    for v in verdicts
+                ]
+                for name, verdicts in results.items()
+            },
+        }
+        json.dump(doc, sys.stdout, indent=2, sort_keys=True)
+        sys.stdout.write("\n")
+    else:
+        _print_table(results)
+    if failed:
+        sys.exit(EXIT_THRESHOLD)
+
+
+def _print_table(results: dict[str, list[Verdict]]) -> None:
+    table = Table(title="sim check", show_lines=False)
+    for col in ("scenario", "metric", "condition", "value", "result"):
+        table.add_column(col, justify="right" if col == "value" else "left")
+    for name, verdicts in results.items():
+        for v in verdicts:
+            mark = "[green]pass[/]" if v.passed else "[bold red]FAIL[/]"
+            table.add_row(name, v.metric, v.condition, _show(v.value), mark)
+    Console().print(table)
+    n = sum(len(v) for v in results.values())
+    bad = sum(not x.passed for v in results.values() for x in v)
+    click.echo(f"{n - bad} of {n} thresholds hold" + (f"; {bad} failed" if bad else ""))

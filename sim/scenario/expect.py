@@ -1,0 +1,121 @@
+"""``[expect]``: thresholds on a run's metrics, for ``sim check`` (k6 thresholds, anchors.md C).
+
+Each key is a metric name from ``summary.json`` (quoted, since names contain dots), each value a
+condition::
+
+    [expect]
+    "lateness.milestone.p99_s" = "< 5"
+    "windows.max_reserved" = "<= 1000"
+    "invariants.window_cap.violations" = "== 0"
+    "cleanup.deleted" = "between 0 and 50"
+
+Conditions are parsed and checked at load, so a typo fails before anything runs.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+from pydantic import AfterValidator, RootModel
+
+_OPS: dict[str, Callable[[float, float], bool]] = {
+    "<": operator.lt,
+    "<=": operator.le,
+    ">": operator.gt,
+    ">=": operator.ge,
+    "==": operator.eq,
+    "!=": operator.ne,
+}
+_NUMBER = r"[-+]?(?:\d[\d_]*(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
+_COMPARE = re.compile(rf"\s*(<=|>=|==|!=|<|>)\s*({_NUMBER})\s*")
+_BETWEEN = re.compile(rf"\s*between\s+({_NUMBER})\s+and\s+({_NUMBER})\s*", re.IGNORECASE)
+_NAME = re.compile(r"[A-Za-z0-9_]+(\.[A-Za-z0-9_-]+)+")
+
+
+@dataclass(frozen=True)
+class Condition:
+    """A parsed threshold: ``op`` applied to (metric value, ``bound``), or an inclusive range."""
+
+    text: str
+    op: str
+    bound: float
+    upper: float | None = None
+
+    def holds(self, value: float) -> bool:
+        if isinstance(value, float) and math.isnan(value):
+            return False
+        if self.op == "between":
+            assert self.upper is not None
+            return self.bound <= value <= self.upper
+        return _OPS[self.op](value, self.bound)
+
+
+def parse_condition(text: str) -> Condition:
+    """``"< 5"`` -> Condition; raises ValueError saying what is accepted."""
+    m = _COMPARE.fullmatch(text)
+    if m:
+        return Condition(text.strip(), m.group(1), float(m.group(2).replace("_", "")))
+    m = _BETWEEN.fullmatch(text)
+    if m:
+        lo, hi = (float(g.replace("_", "")) for g in m.groups())
+        if lo > hi:
+            raise ValueError(f"must have its lower bound first (got {text!r})")
+        return Condition(text.strip(), "between", lo, hi)
+    raise ValueError(
+        f"must be a condition such as '< 5', '<= 1000', '== 0' or 'between 1 and 3' (got {text!r})"
+    )
+
+
+def _check_name(name: str) -> str:
+    if not _NAME.fullmatch(name):
+        raise ValueError("is not a metric name such as 'lateness.milestone.p99_s'")
+    return name
+
+
+def _check_condition(text: str) -> str:
+    parse_condition(text)
+    return text
+
+
+MetricName = Annotated[str, AfterValidator(_check_name)]
+ConditionText = Annotated[str, AfterValidator(_check_condition)]
+
+
+class ExpectSection(RootModel[dict[MetricName, ConditionText]]):
+    """``[expect]``: metric name -> condition."""
+
+    root: dict[MetricName, ConditionText] = {}
+
+    def conditions(self) -> dict[str, Condition]:
+        return {name: parse_condition(text) for name, text in sorted(self.root.items())}
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One threshold, checked against a run."""
+
+    metric: str
+    condition: str
+    value: Any
+    passed: bool
+    missing: bool = False
+
+
+def evaluate(expect: ExpectSection, metrics: dict[str, Any]) -> list[Verdict]:
+    """Check every threshold against ``metrics`` (a missing metric fails, naming itself)."""
+    out = []
+    for name, cond in expect.conditions().items():
+        if name not in metrics:
+            out.append(Verdict(name, cond.text, None, False, missing=True))
+            continue
+        value = metrics[name]
+        ok = isinstance(value, int | float) and not isinstance(value, bool) and cond.holds(value)
+        if isinstance(value, bool):
+            ok = cond.holds(float(value))
+        out.append(Verdict(name, cond.text, value, ok))
+    return out
