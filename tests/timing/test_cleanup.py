@@ -18,6 +18,7 @@ from sim.events.cvsa_kinds import (
     SnapshotTaken,
     WindowReleased,
 )
+from sim.events.engine_kinds import IterationsMissed
 from sim.scheduler.context import Ctx
 from sim.testing.model import T0, ModelRun, Video, run_model
 from sim.units import DAY_MS, SECOND_MS
@@ -115,3 +116,12 @@ def test_a_job_whose_row_was_deleted_does_nothing() -> None:
     ]
     gone = [e for e in run.events(ScheduleSkipped) if e.reason == SKIP["row_gone"]]
     assert [(e.t_ms - T0, e.schedule) for e in gone] == [(210_000, rows[1])]
+    # BullMQ skips the slots a late iteration missed (reference §1.4): the tick due at 61 s
+    # started at 210 s, so its next run is the next aligned slot, 211 s (149 slots skipped);
+    # the bulk tick due at 75 s goes on at 225 s (9 skipped); the cleanup's next slot, 4 min,
+    # is still ahead, so it skips nothing.
+    names = run.engine.log.names
+    missed = {
+        names[e.scheduler]: (e.missed, e.next_due_ms - T0) for e in run.events(IterationsMissed)
+    }
+    assert missed == {"snapshotTick": (149, 211_000), "bulkSnapshotTick": (9, 225_000)}

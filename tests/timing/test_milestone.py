@@ -76,8 +76,8 @@ def far_rows(*extra: tuple[str, Ms, str]) -> Setup:
     return setup
 
 
-def run_ms(video: Video, until: str, setup: Setup | None = None, **kw: str) -> ModelRun:
-    return run_model([video], until=until, setup=setup or far_rows(), **kw)
+def run_ms(video: Video, until: str, setup: Setup | None = None) -> ModelRun:
+    return run_model([video], until=until, setup=setup or far_rows())
 
 
 def test_first_dispatch_schedules_now_plus_eta_and_repeats_every_5_minutes() -> None:
