@@ -352,6 +352,35 @@ def test_bulk_aids_as_ids(profile: str) -> None:
         assert stray == []
 
 
+@pytest.mark.parametrize("profile", [DESIGN, CVSA])
+def test_bulk_archive_rows_are_also_taken_by_the_single_tick(profile: str) -> None:
+    """Switches ``bulk_aids_as_ids_bug`` and ``single_tick_takes_archive`` together (reference
+    §8.3: "snapshotTick can also take the batch's archive rows"): with a 40-s upstream, the bulk
+    tick at 15 s enqueues an archive row due at 20 s but leaves it pending, so the 1 s tick at
+    19 s takes it as well (setting it processing and releasing its window): two jobs, two
+    snapshots of one row. Design: one bulk job."""
+
+    async def setup(ctx: Ctx) -> None:
+        await ctx.store.insert_schedule(101, "archive", T0 + 20_000, T0)
+        await far(101, "normal")(ctx)
+
+    history = [(T0 - DAY_MS, 10), (T0 - HOUR_MS, 10)]
+    run = run_model(
+        [plain(101, history=history)], until="70s", setup=setup, profile=profile, latency_ms=40_000
+    )
+    dispatched = run.events(ScheduleDispatched)
+    released = [(rel(e.t_ms), e.schedule) for e in run.events(WindowReleased)]
+    if profile == CVSA:
+        assert [(rel(e.t_ms), e.schedule) for e in dispatched] == [(15_000, 1), (19_000, 1)]
+        assert job_names(run, dispatched) == ["bulkSnapshotVideo", "snapshotVideo"]
+        assert times(run.events(SnapshotTaken)) == [55_000, 59_000]
+        assert released == [(19_000, 1)]
+    else:
+        assert [(rel(e.t_ms), e.schedule) for e in dispatched] == [(15_000, 1)]
+        assert times(run.events(SnapshotTaken)) == [55_000]
+        assert released == [(15_000, 1)]
+
+
 # --- new rows (§9, §13) --------------------------------------------------------------------------
 
 NEW_AID = 7
@@ -477,8 +506,10 @@ def test_milestone_reeta_clamped(profile: str) -> None:
     75-min run is refused (not earlier)."""
     run = run_model([linear(90_000, 100)], until="76m", setup=far(MS_AID), profile=profile)
     factor = deployed_factor if profile == CVSA else note_factor
-    t = 4_319_000
+    t = 4_319_000  # the tick before the row due at 72 min; views 90 000 + floor(4319 s x 100/h)
     now_h = t / HOUR_MS
+    # The 1-h lookback finds the T0 snapshot (+119 views), the 3-h, 6-h and 72-h ones the
+    # T0 - 1 h snapshot (+219); the 3- and 20-min ones the new snapshot itself (skipped).
     best = max(lookback_speed(119, now_h), lookback_speed(219, now_h + 1))
     eta = eta_hours(100_000 - 90_119, best, factor)
     assert 1.2 < eta < 144

@@ -159,6 +159,30 @@ def test_single_tick_skips_a_video_with_a_processing_row() -> None:
     assert [(e.t_ms - T0, e.schedule) for e in dispatched] == [(241_000, state["row"])]
 
 
+def test_skipped_rows_use_up_the_limit() -> None:
+    """LIMIT 10 is applied by the query, the processing check after it (seed 000 执行逻辑;
+    reference §7.1-7.2): ten pending rows of a blocked video fill every tick's ten, so the row of
+    another video due at the same instant (a later id) is never dispatched -- it is deleted,
+    still pending, by the cleanup at 4 min, with the blocker and the ten."""
+    state: dict[str, int] = {}
+
+    async def setup(ctx: Ctx) -> None:
+        blocker = await ctx.store.insert_schedule(1, "milestone", T0, T0)
+        await ctx.store.set_schedule_status([blocker], "processing")
+        for _ in range(10):
+            await ctx.store.insert_schedule(1, "new", T0 + 5_000, T0)
+        state["starved"] = await ctx.store.insert_schedule(2, "milestone", T0 + 5_000, T0)
+
+    run = run_model([idle(1), idle(2)], until="5m", setup=setup)
+    assert run.events(ScheduleDispatched) == []
+    skipped = run.events(ScheduleSkipped)
+    assert Counter(e.t_ms - T0 for e in skipped) == dict.fromkeys(range(4000, 241000, 1000), 10)
+    assert state["starved"] not in {e.schedule for e in skipped}
+    deleted = run.events(ScheduleDeleted)
+    assert [(e.t_ms - T0, e.schedule) for e in deleted] == [(240_000, i) for i in range(1, 13)]
+    assert deleted[-1].status == STATUS["pending"]
+
+
 def test_bulk_tick_groups_thirty_aids_per_call() -> None:
     """Reference §8.2 (the note is silent on the batch size; switch ``bulk_batch_size``): 65
     normal rows due at 20 s are taken by the bulk tick at 15 s (look-ahead 15 s, inclusive) as
