@@ -13,6 +13,7 @@ from __future__ import annotations
 from sim.events.cvsa_kinds import (
     ScheduleDeleted,
     ScheduleDispatched,
+    ScheduleFinished,
     ScheduleSkipped,
     ScheduleStarted,
     SnapshotTaken,
@@ -125,3 +126,23 @@ def test_a_job_whose_row_was_deleted_does_nothing() -> None:
         names[e.scheduler]: (e.missed, e.next_due_ms - T0) for e in run.events(IterationsMissed)
     }
     assert missed == {"snapshotTick": (149, 211_000), "bulkSnapshotTick": (9, 225_000)}
+
+
+def test_a_row_deleted_while_its_job_fetches_gets_no_final_status() -> None:
+    """Reference §9 step 4, §12: with a 250-s upstream, the new row due at 5 s is processing from
+    4 s; the cleanup at 4 min (cut-off 2 min) deletes it. The fetch ends at 254 s: the snapshot
+    is written, but the status UPDATE matches no row, so the row has no final status -- its end
+    is the deletion."""
+
+    async def setup(ctx: Ctx) -> None:
+        await ctx.store.insert_schedule(1, "new", T0 + 5_000, T0)
+        await ctx.store.insert_schedule(1, "archive", T0 + 10 * DAY_MS, T0)
+
+    video = Video(1, OLD, song=False, views=lambda t: 10)
+    run = run_model([video], until="5m", setup=setup, latency_ms=250_000)
+    assert [(e.t_ms - T0, e.schedule) for e in run.events(ScheduleStarted)] == [(4_000, 1)]
+    assert [(e.t_ms - T0, e.schedule, e.status) for e in run.events(ScheduleDeleted)] == [
+        (240_000, 1, STATUS["processing"])
+    ]
+    assert [(e.t_ms - T0, e.schedule) for e in run.events(SnapshotTaken)] == [(254_000, 1)]
+    assert run.events(ScheduleFinished) == []
