@@ -113,12 +113,14 @@ def regular_dispatch_target_ms(
 def new_continuation_ms(age_ms: Ms, views: int, switches: Switches) -> Ms | None:
     """After a ``new`` snapshot: the delay to the next ``new`` row, or None to stop (§9 step 5).
 
-    Seed 000: "发布时间 < 48小时且速度 > 10/小时 → 继续调度下一次 new". Both profiles stop once the
-    age exceeds 48 h and measure speed as the **average since publication** (``views / age``) —
-    the note is silent on which speed, so the deployed one applies. The 10 views/h floor applies
-    once the age exceeds ``switches.new_speed_floor_after_ms`` (0 in design; 2 h deployed,
-    §16.4); exactly 10 views/h continues. The interval is 240 min, 120 above 50 views/h, 60 above
-    100 and 15 above 1000 (note silent; deployed ladder).
+    Seed 000: "发布时间 < 48小时且速度 > 10/小时 → 继续调度下一次 new". Both profiles measure speed
+    as the **average since publication** (``views / age``) — the note is silent on which speed,
+    so the deployed one applies. The 10 views/h floor applies once the age exceeds
+    ``switches.new_speed_floor_after_ms`` (0 in design; 2 h deployed, §16.4). The bounds: design
+    (switch ``new_stop_at_bounds``) continues only while age < 48 h and speed > 10 views/h, as
+    the note says; the deployed code stops only when age > 48 h or speed < 10 views/h, so exactly
+    48 h and exactly 10 views/h continue (§9 step 5). The interval is 240 min, 120 above 50
+    views/h, 60 above 100 and 15 above 1000 (note silent; deployed ladder).
 
     Args:
         age_ms: snapshot time minus ``songs.published_at``.
@@ -127,10 +129,12 @@ def new_continuation_ms(age_ms: Ms, views: int, switches: Switches) -> Ms | None
     """
     age_h = age_ms / HOUR_MS
     vph = jsmath.div(views, age_h)  # age 0 gives inf (or NaN for 0 views), as in JavaScript
-    if age_ms > NEW_MAX_AGE_MS:
-        return None
-    if age_ms > switches.new_speed_floor_after_ms and vph < NEW_MIN_VPH:
-        return None
+    floor_applies = age_ms > switches.new_speed_floor_after_ms
+    if switches.new_stop_at_bounds:  # seed 000: continue only if < 48 h and > 10 views/h
+        if age_ms >= NEW_MAX_AGE_MS or (floor_applies and not vph > NEW_MIN_VPH):
+            return None
+    elif age_ms > NEW_MAX_AGE_MS or (floor_applies and vph < NEW_MIN_VPH):
+        return None  # reference §9 step 5: "age > 48 h", "age > 2 h and vph < 10"
     for above, interval in NEW_INTERVAL_LADDER:
         if vph > above:
             return interval

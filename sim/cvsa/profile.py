@@ -148,6 +148,14 @@ class Switches:
             "note: 速度 > 10/小时 always",
         )
     )
+    new_stop_at_bounds: bool = field(
+        metadata=_meta(
+            "the new continuation also stops at exactly 48 h of age or exactly 10 views/h "
+            "(deployed: only beyond them, age > 48 h or vph < 10)",
+            "seed 000; reference §9 step 5",
+            "note: 发布时间 < 48小时且速度 > 10/小时 → 继续",
+        )
+    )
     collect_songs_fallback: bool = field(
         metadata=_meta(
             "collectSongs adds a +10 min new row for label != 0 videos missing from songs",
@@ -260,6 +268,7 @@ DESIGN: Final = Switches(
     bulk_aids_as_ids_bug=False,
     new_successors_forced=False,  # initial 4 rows forced, continuations not (one chain)
     new_speed_floor_after_ms=0,  # seed 000: 速度 > 10/小时, from the first snapshot
+    new_stop_at_bounds=True,  # seed 000: 继续 only when < 48小时 and > 10/小时
     collect_songs_fallback=True,  # note silent: deployed (reference §13.2)
     piecewise_factor=False,  # seed 000: log(4.5 / log(x + 100), 1.054) + 0.601
     wide_milestone_candidates=False,  # seed 000: near a milestone or ETA < 2300 h
@@ -290,6 +299,7 @@ CVSA_2026: Final = Switches(
     bulk_aids_as_ids_bug=True,
     new_successors_forced=True,
     new_speed_floor_after_ms=7_200_000,
+    new_stop_at_bounds=False,
     collect_songs_fallback=True,
     piecewise_factor=True,
     wide_milestone_candidates=True,

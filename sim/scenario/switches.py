@@ -72,6 +72,7 @@ class SwitchOverrides(Section):
     bulk_aids_as_ids_bug: StrictBool | None = None
     new_successors_forced: StrictBool | None = None
     new_speed_floor_after_ms: DelayMs | None = None
+    new_stop_at_bounds: StrictBool | None = None
     collect_songs_fallback: StrictBool | None = None
     piecewise_factor: StrictBool | None = None
     wide_milestone_candidates: StrictBool | None = None

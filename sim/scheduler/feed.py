@@ -61,7 +61,17 @@ async def arrivals_process(ctx: Ctx, world: World, end_ms: int) -> None:
                 continue  # no first snapshot; the dispatchers will find the video later
             stored = await store.insert_snapshot(aid, stats.server_time_ms, stats.views)
             emit.taken(ctx.now, aid, -1, -1, -1, stats.views, int(not stored))
-        elif await store.add_song(aid, published):
-            emit.classified(ctx.now, aid, published)
-            for offset in NEW_INITIAL_OFFSETS_MS:
-                await schedule_snapshot(ctx, aid, "new", ctx.now + offset, force=True)
+        else:
+            await classify_song(ctx, aid, published)
+
+
+async def classify_song(ctx: Ctx, aid: int, published_ms: int) -> bool:
+    """``classifyVideo`` with a label != 0 (reference §13.2; seed 000 "new类型 初始调度"): if the
+    video is not yet a song, insert it into ``songs`` and schedule the four forced ``new`` rows at
+    now + 1.5, 3, 5 and 10 min. Returns False (and does nothing) when it already was a song."""
+    if not await ctx.store.add_song(aid, published_ms):
+        return False
+    ctx.emit.classified(ctx.now, aid, published_ms)
+    for offset in NEW_INITIAL_OFFSETS_MS:
+        await schedule_snapshot(ctx, aid, "new", ctx.now + offset, force=True)
+    return True

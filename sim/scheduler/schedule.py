@@ -145,12 +145,15 @@ async def set_status(
     """``setSnapshotStatus``/``bulkSetSnapshotStatus``: update, then decrement the window of every
     row that left ``pending`` (reference §6.4). Returns the rows as they were before.
 
-    ``stray``: the ids are not the caller's rows (aids passed as ids, §8.3); each row hit is
-    logged as a :class:`~sim.events.cvsa_kinds.StrayStatusChange`."""
+    ``stray``: the ids are not the caller's rows (aids passed as ids, §8.3); each row whose
+    status this changes is logged as a :class:`~sim.events.cvsa_kinds.StrayStatusChange` (a row
+    already in ``status`` is hit again on every later bulk tick, but nothing changes)."""
     before = await ctx.store.set_schedule_status(ids, status)
     if stray:
         to = STATUS_CODE[status]
         for row in before:
+            if row.status == status:
+                continue
             ctx.emit.stray(
                 ctx.now,
                 row.id,

@@ -96,10 +96,14 @@ async def call_upstream(
 
 
 async def _finish(ctx: Ctx, rows: list[ScheduleRow], status: str) -> None:
-    await set_status(ctx, [r.id for r in rows], status)
+    """Set ``status`` on the rows' ids and log each row that still exists: a row cleanup deleted
+    while its job was fetching gets no status (the UPDATE matches nothing, reference §9 step 1,
+    §12), so it is not logged as finished."""
+    alive = {r.id for r in await set_status(ctx, [r.id for r in rows], status)}
     code = STATUS_CODE[status]
     for r in rows:
-        ctx.emit.finished(ctx.now, r.id, r.aid, TYPE_CODE[r.type], r.started_at_ms, code)
+        if r.id in alive:
+            ctx.emit.finished(ctx.now, r.id, r.aid, TYPE_CODE[r.type], r.started_at_ms, code)
 
 
 async def snapshot_video(ctx: Ctx, job: Job) -> None:
@@ -230,10 +234,7 @@ async def bulk_snapshot_video(ctx: Ctx, job: Job) -> None:
             eta = to_float4(eta_table_value(item.views, speed, BULK_ETA_DELTA))
             await store.upsert_eta(EtaRow(item.aid, eta, speed, item.views, ctx.now))
         await _record(ctx, rows.pop(0) if rows else None, item)
-    await set_status(ctx, [r.id for r in batch], "completed")
-    code = STATUS_CODE["completed"]
-    for r in existing:
-        ctx.emit.finished(ctx.now, r.id, r.aid, TYPE_CODE[r.type], r.started_at_ms, code)
+    await _finish(ctx, batch, "completed")  # every id of the batch (§10.3)
     if ctx.switches.bulk_reschedules_normal:
         for r in batch:  # every row of the batch, even deleted ones; archive rows excepted
             if r.type != "archive":
@@ -247,11 +248,7 @@ async def _bulk_failed(
     """Every id of the batch gets the outcome's status; under the deployed policy every fetched
     aid is re-queued (§10.2, §10.4), with one random draw per batch."""
     outcome = outcome_of(err)
-    status = CVSA_OUTCOMES[Path.BULK, outcome].status.value
-    await set_status(ctx, [r.id for r in batch], status)
-    code = STATUS_CODE[status]
-    for r in existing:
-        ctx.emit.finished(ctx.now, r.id, r.aid, TYPE_CODE[r.type], r.started_at_ms, code)
+    await _finish(ctx, batch, CVSA_OUTCOMES[Path.BULK, outcome].status.value)
     if ctx.switches.retry_policy != "cvsa":
         return
     u = ctx.retry_rng.random()

@@ -48,27 +48,59 @@ class Video:
     """Snapshots it already has (time, views) when the run starts."""
 
 
-class ScriptedUpstream:
-    """The upstream port over a dict of :class:`Video`: views and codes as the test scripts them."""
+Fault = Callable[[Ms, tuple[int, ...]], UpstreamError | None]
+"""``fault(now, aids)``: the error an upstream call for ``aids`` fails with at ``now``, or None."""
 
-    def __init__(self, videos: dict[int, Video]) -> None:
+
+class ScriptedUpstream:
+    """The upstream port over a dict of :class:`Video`: views and codes as the test scripts them.
+
+    A video whose ``error(t)`` is non-zero fails a single read with a bilibili code and is left
+    out of a bulk answer (the simulator's choice for reference Q3). ``fault`` fails whole calls
+    (``no_proxy``, ``fetch_error`` ...: every :class:`~sim.ports.UpstreamError` kind), and
+    ``latency_ms`` makes every call take that long in virtual time (the answer is read at its
+    end, like the proxy's server time).
+    """
+
+    def __init__(
+        self,
+        videos: dict[int, Video],
+        *,
+        fault: Fault | None = None,
+        latency_ms: Ms = 0,
+        engine: Engine | None = None,
+    ) -> None:
+        if latency_ms and engine is None:
+            raise ValueError("a latency needs the engine to sleep on")
         self.videos = videos
+        self.fault = fault
+        self.latency_ms = latency_ms
+        self.engine = engine
         self.calls: list[tuple[Ms, tuple[int, ...]]] = []
 
+    async def _answer_time(self, now_ms: Ms, aids: tuple[int, ...]) -> Ms:
+        self.calls.append((now_ms, aids))
+        if self.latency_ms and self.engine is not None:
+            await self.engine.sleep(self.latency_ms)
+            now_ms = self.engine.now
+        if self.fault is not None:
+            err = self.fault(now_ms, aids)
+            if err is not None:
+                raise err
+        return now_ms
+
     async def get_video(self, aid: int, now_ms: Ms) -> VideoStats:
-        self.calls.append((now_ms, (aid,)))
+        t = await self._answer_time(now_ms, (aid,))
         video = self.videos[aid]
-        code = video.error(now_ms)
+        code = video.error(t)
         if code:
             raise UpstreamError("bili_code", code)
-        return VideoStats(aid, video.views(now_ms), now_ms)
+        return VideoStats(aid, video.views(t), t)
 
     async def get_videos(self, aids: Sequence[int], now_ms: Ms) -> list[VideoStats]:
-        self.calls.append((now_ms, tuple(aids)))
+        t = await self._answer_time(now_ms, tuple(aids))
         return [
-            VideoStats(a, self.videos[a].views(now_ms), now_ms)
-            for a in aids
-            if not self.videos[a].error(now_ms)
+            VideoStats(a, self.videos[a].views(t), t) for a in aids if not self.videos[a].error(t)
         ]
 
 
@@ -100,8 +132,13 @@ def run_model(
     setup: Callable[[Ctx], Coroutine[Any, Any, None]] | None = None,
     elide: bool = True,
     seed: int = 1,
+    fault: Fault | None = None,
+    latency_ms: Ms = 0,
 ) -> ModelRun:
-    """Run the whole scheduler on ``videos`` for ``until`` (a duration) from ``start``."""
+    """Run the whole scheduler on ``videos`` for ``until`` (a duration) from ``start``.
+
+    ``fault`` and ``latency_ms`` script the upstream beyond the videos' own error codes (see
+    :class:`ScriptedUpstream`)."""
     lines = [
         'name = "harness"',
         f"seed = {seed}",
@@ -117,11 +154,11 @@ def run_model(
     if sw:
         lines.append(f"[switches]\n{sw}")
     scenario = parse_scenario("\n".join(lines), source="<run_model>", overrides=overrides)
-    table = {v.aid: v for v in videos}
-    upstream = ScriptedUpstream(table)
     recorder = Recorder()
     log = EventLog([recorder])
     engine = Engine(clock=VirtualClock(scenario.start_ms), log=log, seed=seed, elide=elide)
+    table = {v.aid: v for v in videos}
+    upstream = ScriptedUpstream(table, fault=fault, latency_ms=latency_ms, engine=engine)
 
     async def load(ctx: Ctx) -> None:
         for v in videos:

@@ -81,7 +81,9 @@ def test_regular_dispatch_target() -> None:
         (1 * HOUR_MS, 5, None, 240 * MINUTE_MS),  # slow, but the floor starts at 2 h deployed
         (2 * HOUR_MS, 19, None, 240 * MINUTE_MS),  # exactly 2 h: not "> 2 h" yet
         (2 * HOUR_MS + 1, 19, None, None),
-        (3 * HOUR_MS, 30, 240 * MINUTE_MS, 240 * MINUTE_MS),  # exactly 10 views/h continues
+        # exactly 10 views/h: the note's "> 10/小时" stops; the deployed "vph < 10" continues
+        (3 * HOUR_MS, 30, None, 240 * MINUTE_MS),
+        (3 * HOUR_MS, 31, 240 * MINUTE_MS, 240 * MINUTE_MS),
         (3 * HOUR_MS, 29, None, None),
         (1 * HOUR_MS, 50, 240 * MINUTE_MS, 240 * MINUTE_MS),  # "> 50" is strict
         (1 * HOUR_MS, 51, 120 * MINUTE_MS, 120 * MINUTE_MS),
@@ -90,7 +92,9 @@ def test_regular_dispatch_target() -> None:
         (1 * HOUR_MS, 1000, 60 * MINUTE_MS, 60 * MINUTE_MS),
         (1 * HOUR_MS, 1001, 15 * MINUTE_MS, 15 * MINUTE_MS),
         (90 * SECOND_MS, 30, 15 * MINUTE_MS, 15 * MINUTE_MS),  # 1200 views/h on average
-        (48 * HOUR_MS, 96_000, 15 * MINUTE_MS, 15 * MINUTE_MS),  # exactly 48 h continues
+        # exactly 48 h: the note's "< 48小时" stops; the deployed "age > 48 h" continues
+        (48 * HOUR_MS, 96_000, None, 15 * MINUTE_MS),
+        (48 * HOUR_MS - 1, 96_000, 15 * MINUTE_MS, 15 * MINUTE_MS),
         (48 * HOUR_MS + 1, 10**9, None, None),
         (0, 5, 15 * MINUTE_MS, 15 * MINUTE_MS),  # age 0: 5 / 0 = inf views/h
         (0, 0, 240 * MINUTE_MS, 240 * MINUTE_MS),  # 0 / 0 = NaN: no band matches

@@ -43,6 +43,7 @@ EXPECTED = {
     "bulk_aids_as_ids_bug": (False, True),
     "new_successors_forced": (False, True),
     "new_speed_floor_after_ms": (0, 7_200_000),
+    "new_stop_at_bounds": (True, False),
     "collect_songs_fallback": (True, True),
     "piecewise_factor": (False, True),
     "wide_milestone_candidates": (False, True),
