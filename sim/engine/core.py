@@ -99,7 +99,7 @@ class Iteration(Protocol):
 class Process:
     """A coroutine driven by the engine."""
 
-    __slots__ = ("coro", "lazy", "name", "on_done")
+    __slots__ = ("coro", "lazy", "name", "on_done", "tally")
 
     def __init__(self, coro: Coroutine[Any, Any, Any], name: str, on_done: DoneCallback | None):
         self.coro = coro
@@ -107,6 +107,8 @@ class Process:
         self.on_done = on_done
         # Called before this process's first event is logged (see Queue: lazy iteration headers).
         self.lazy: Callable[[], None] | None = None
+        # Scratch space a model may attach to the running process (e.g. per-job query counts).
+        self.tally: Any = None
 
 
 class Engine:
@@ -132,6 +134,8 @@ class Engine:
         self._resume_cb = self._resume
         self._job_ids = 0
         self._scheduler_count = 0
+        self.current: Process | None = None
+        """The process being stepped (None between entries)."""
 
     def next_job_id(self) -> int:
         """Job ids count from 1 in the order jobs are added (BullMQ's ``id`` counter)."""
@@ -230,6 +234,7 @@ class Engine:
     def _step(self, proc: Process, send: object) -> None:
         log = self.log
         log.lazy = proc.lazy
+        self.current = proc
         try:
             if type(send) is _Thrown:
                 yielded = proc.coro.throw(send.exc)
@@ -237,13 +242,16 @@ class Engine:
                 yielded = proc.coro.send(send)
         except StopIteration as stop:
             log.lazy = None
+            self.current = None
             self._finish(proc, stop.value, None)
             return
         except BaseException as exc:
             log.lazy = None
+            self.current = None
             self._finish(proc, None, exc)
             return
         log.lazy = None
+        self.current = None
         if type(yielded) is _Wait:
             if yielded.t_ms < self.now:
                 raise SimulationError(f"{proc.name}: resume time {yielded.t_ms} is in the past")

@@ -277,3 +277,17 @@ class RetryScheduled(NamedTuple):
     attempt: int
     delay_ms: int
     kind: int
+
+
+@event(116)
+class QueryCounts(NamedTuple):
+    """The SQL-equivalent queries a job ran (``name``: its job name): reads, writes, and window-
+    counter round trips. Idle periodic iterations log none; each ran one read (its due query)."""
+
+    seq: int
+    t_ms: int
+    name: int
+    job: int
+    reads: int
+    writes: int
+    redis_ops: int

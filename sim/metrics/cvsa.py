@@ -12,6 +12,7 @@ Names (stable, dotted; ``summary.json`` and ``[expect]`` use them):
   ``windows.max_count``: the highest count any increment left (milestone/new rows are uncapped);
   ``windows.probes.total/max``; ``windows.placement.<exact|forward|fallback|exhausted|...>``
 * ``upstream.failed.<kind>``, ``upstream.retries``
+* ``queries.<job name>.reads/writes/redis_ops``: SQL-equivalent query counts per job
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from sim.events import cvsa_kinds as K
+from sim.events.engine_kinds import IdleIterations
 from sim.events.log import Chunk
 from sim.metrics.base import Samples, percentiles
 from sim.units import SECOND_MS
@@ -159,6 +161,39 @@ class UpstreamMetrics:
         return {"upstream.retries": 0, **self.c}
 
 
+class QueryMetrics:
+    """``queries.<job name>.reads/writes/redis_ops``: SQL-equivalent queries and window-counter
+    round trips per job name, from ``QueryCounts``; an idle periodic iteration adds one read."""
+
+    def __init__(self) -> None:
+        self.totals: dict[int, list[int]] = {}
+        self.names: list[str] = []
+
+    def _row(self, name: int) -> list[int]:
+        return self.totals.setdefault(name, [0, 0, 0])
+
+    def feed(self, chunk: Chunk, names: Sequence[str]) -> None:
+        self.names = list(names)
+        q = chunk.table(K.QueryCounts)
+        for name, reads, writes, redis in q[:, [2, 4, 5, 6]].tolist():
+            row = self._row(name)
+            row[0] += reads
+            row[1] += writes
+            row[2] += redis
+        idle = chunk.table(IdleIterations)
+        for name, n in zip(idle[:, 2].tolist(), idle[:, 5].tolist(), strict=True):
+            self._row(name)[0] += n
+
+    def result(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for name, (reads, writes, redis) in sorted(self.totals.items()):
+            prefix = f"queries.{self.names[name]}"
+            out.update(
+                {f"{prefix}.reads": reads, f"{prefix}.writes": writes, f"{prefix}.redis_ops": redis}
+            )
+        return out
+
+
 def cvsa_reducers() -> list[Any]:
     """Every reducer of the CVSA model."""
-    return [ScheduleCounts(), SnapshotMetrics(), WindowMetrics(), UpstreamMetrics()]
+    return [ScheduleCounts(), SnapshotMetrics(), WindowMetrics(), UpstreamMetrics(), QueryMetrics()]

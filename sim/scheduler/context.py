@@ -8,13 +8,13 @@ The scheduler's jobs (``sim/scheduler/*``) are the engine-facing half of the CVS
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from sim.cvsa.profile import Switches
 from sim.cvsa.retry import Backoff
-from sim.engine import Engine, Queue
+from sim.engine import Engine, Job, Queue
 from sim.events import cvsa_kinds as K
 from sim.ports import ScheduleStore, SnapshotStore, UpstreamApi, WindowCounter
 from sim.rng import RandomStreams
@@ -87,6 +87,10 @@ class Ctx:
     timezone_ms: int
     backoff: Backoff = field(default_factory=Backoff)
     """The seed-004 retry parameters (``[scheduler.retry]``)."""
+    snapshot_video: Callable[[Job], Coroutine[Any, Any, Any]] | None = None
+    """The ``snapshotVideo`` processor as registered (metered), set by the model."""
+    bulk_snapshot_video: Callable[[Job], Coroutine[Any, Any, Any]] | None = None
+    """The ``bulkSnapshotVideo`` processor as registered (metered), set by the model."""
     eta_memo: dict[int, tuple[tuple[object, ...], float]] = field(default_factory=dict)
     """The last ETA inputs and result per video (see ``estimates.adjusted_eta``)."""
     jitter: random.Random = field(init=False)

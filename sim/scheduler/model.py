@@ -10,20 +10,22 @@ from __future__ import annotations
 
 from collections.abc import Callable, Coroutine
 from functools import partial
-from typing import Any
+from typing import Any, cast
 
 from sim.backends import MemoryStore, MemoryUpstream, MemoryWindowCounter
 from sim.cvsa import constants as C
 from sim.cvsa.profile import Switches, resolve
 from sim.cvsa.retry import Backoff
 from sim.engine import Engine, Job, Queue
+from sim.events.cvsa_kinds import QueryCounts
 from sim.metrics import Reducer
 from sim.metrics.cvsa import cvsa_reducers
 from sim.ports import UpstreamApi, WindowCounter
 from sim.rng import RandomStreams
 from sim.scenario import Scenario
-from sim.scheduler import cleanup, dispatch, feed, ticks
+from sim.scheduler import cleanup, dispatch, feed, ticks, workers
 from sim.scheduler.context import Ctx, Emitters, Store
+from sim.scheduler.metering import Metered, metered
 from sim.units import Ms
 from sim.world import World
 
@@ -97,6 +99,21 @@ class CvsaModel:
                 jitter=cfg.retry.jitter,
             ),
         )
+        ctx = self.ctx
+        # Count every port call per job (SQL-equivalent query counts, sim.scheduler.metering).
+        ctx.store = cast(Store, Metered(ctx.store, engine))
+        ctx.counter = cast(WindowCounter, Metered(ctx.counter, engine))
+        self._emit_queries = engine.log.emitter(QueryCounts)
+        ctx.snapshot_video = self._metered("snapshotVideo", partial(workers.snapshot_video, ctx))
+        ctx.bulk_snapshot_video = self._metered(
+            "bulkSnapshotVideo", partial(workers.bulk_snapshot_video, ctx)
+        )
+
+    def _metered(
+        self, name: str, processor: Callable[[Job], Coroutine[Any, Any, Any]]
+    ) -> Callable[[Job], Coroutine[Any, Any, Any]]:
+        engine = self.ctx.engine
+        return metered(engine, self._emit_queries, engine.log.name(name), processor)
 
     async def prepare(self) -> None:
         """At the start instant: load the catalogue, build the window counts from pending rows
@@ -111,7 +128,7 @@ class CvsaModel:
             ctx.queue.every(
                 name,
                 every,
-                partial(processor, ctx),
+                self._metered(name, partial(processor, ctx)),
                 idle_until=None if hint is None else partial(hint, ctx),
             )
         refresh = self.switches.window_refresh_every_ms

@@ -22,7 +22,6 @@ from sim.events.cvsa_kinds import SKIP_REASON
 from sim.ports import ScheduleRow
 from sim.scheduler.context import TYPE_CODE, Ctx
 from sim.scheduler.schedule import set_status
-from sim.scheduler.workers import bulk_snapshot_video, snapshot_video
 from sim.units import Ms
 
 NEVER: Ms = 2**62
@@ -63,9 +62,8 @@ async def snapshot_tick(ctx: Ctx, job: Job) -> None:
             continue
         priority = SINGLE_PRIORITY[row.type]
         await set_status(ctx, [row.id], "processing")
-        snap_job = ctx.queue.add(
-            "snapshotVideo", lambda j: snapshot_video(ctx, j), row, priority=priority
-        )
+        assert ctx.snapshot_video is not None
+        snap_job = ctx.queue.add("snapshotVideo", ctx.snapshot_video, row, priority=priority)
         ctx.emit.dispatched(
             now, row.id, row.aid, TYPE_CODE[row.type], row.started_at_ms, snap_job.id, priority
         )
@@ -102,8 +100,9 @@ async def bulk_snapshot_tick(ctx: Ctx, job: Job) -> None:
         else:
             await set_status(ctx, [r.id for r in batch], "processing")
             priority = _batch_priority(ctx, batch)
+        assert ctx.bulk_snapshot_video is not None
         bulk_job = ctx.queue.add(
-            "bulkSnapshotVideo", lambda j: bulk_snapshot_video(ctx, j), batch, priority=priority
+            "bulkSnapshotVideo", ctx.bulk_snapshot_video, batch, priority=priority
         )
         for r in batch:
             ctx.emit.dispatched(

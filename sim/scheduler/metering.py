@@ -1,0 +1,118 @@
+"""SQL-equivalent query counts, per job (issue 4 "Observability").
+
+Every port call a job makes is counted into the running process's tally -- reads (SELECT),
+writes (INSERT/UPDATE/DELETE/upsert) and window-counter round trips (HINCRBY and friends; a
+reservation costs what the deployed client-side loop would: +1 per probed window and -1 per full
+one, §6.2) -- and a job that did anything logs one ``QueryCounts`` record when it ends.
+
+An idle periodic iteration logs nothing (that is what makes tick elision invisible in the log);
+each one ran exactly one query, its due query, which reports add from ``IdleIterations``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+from sim.engine import Engine, Job
+from sim.ports import Reserved
+
+READ, WRITE, REDIS = 0, 1, 2
+
+KINDS: dict[str, int] = {
+    **dict.fromkeys(
+        [
+            "get_schedule",
+            "has_active_schedule",
+            "active_schedules",
+            "due_schedules",
+            "has_processing_schedule",
+            "pending_counts_by_window",
+            "earliest_pending_ms",
+            "earliest_active_ms",
+            "aids_with_active_schedule",
+            "songs_without_active_schedule",
+            "non_songs_without_active_schedule",
+            "song_aids",
+            "video_aids",
+            "song_published_ms",
+            "video_status",
+            "latest_snapshot",
+            "closest_snapshot",
+            "closest_snapshots",
+            "snapshot_before",
+            "get_eta",
+            "milestone_candidates",
+        ],
+        READ,
+    ),
+    **dict.fromkeys(
+        [
+            "insert_schedule",
+            "move_schedule",
+            "set_schedule_status",
+            "delete_overdue_schedules",
+            "add_video",
+            "add_song",
+            "load_catalog",
+            "load_snapshots",
+            "set_video_status",
+            "insert_snapshot",
+            "upsert_eta",
+        ],
+        WRITE,
+    ),
+    **dict.fromkeys(["incr", "get_all", "replace_all", "clear"], REDIS),
+}
+
+
+class Metered:
+    """A port whose calls are counted into ``engine.current.tally`` (when a tally is attached)."""
+
+    def __init__(self, target: Any, engine: Engine) -> None:
+        self._target = target
+        self._engine = engine
+
+    def __getattr__(self, name: str) -> Any:
+        fn = getattr(self._target, name)
+        kind = KINDS.get(name)
+        if kind is None and name != "reserve":
+            return fn
+        engine = self._engine
+
+        async def call(*args: Any, **kwargs: Any) -> Any:
+            result = await fn(*args, **kwargs)
+            proc = engine.current
+            if proc is not None and proc.tally is not None:
+                if kind is not None:
+                    proc.tally[kind] += 1
+                else:  # reserve: the deployed loop's HINCRBYs
+                    got: Reserved = result
+                    proc.tally[REDIS] += 2 * got.probed - (got.window_ms is not None)
+            return result
+
+        self.__dict__[name] = call  # cached: __getattr__ runs once per method
+        return call
+
+
+def metered(
+    engine: Engine,
+    emit: Callable[..., None],
+    name_idx: int,
+    processor: Callable[[Job], Coroutine[Any, Any, Any]],
+) -> Callable[[Job], Coroutine[Any, Any, Any]]:
+    """Wrap a job processor so that its port calls are tallied and logged when it ends."""
+
+    async def run(job: Job) -> Any:
+        proc = engine.current
+        assert proc is not None
+        tally = proc.tally = [0, 0, 0]
+        try:
+            return await processor(job)
+        finally:
+            # Only a job that logged something (an announced iteration, or any plain job):
+            # logging here must not turn an idle iteration into a busy one.
+            if proc.lazy is None and any(tally):
+                emit(engine.now, name_idx, job.id, *tally)
+
+    return run
