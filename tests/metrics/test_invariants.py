@@ -343,6 +343,7 @@ def test_stale_songs_fires_on_long_gaps_closed_and_open() -> None:
         },
     ]
     assert out["invariants.stale_songs.songs"] == 2
+    assert out["invariants.stale_songs.max_gap_s"] == (bound + 5) / SECOND_MS  # the open one
 
 
 def test_stale_songs_is_silent_within_the_bound() -> None:
@@ -432,6 +433,17 @@ def test_a_crossing_whose_deadline_is_not_passed_is_undecided() -> None:
     assert out["invariants.missed_milestones.violations"] == 0
     assert out["invariants.missed_milestones.undecided"] == 0
     assert out["milestones.bracket_width.count"] == 0  # no snapshot below 100k was logged
+
+
+def test_only_a_snapshot_at_or_after_the_crossing_captures_it() -> None:
+    cross = _crossings([(A, 100_000, T0 + HOUR_MS, True)])
+    log = Log()
+    log.taken(T0 + HOUR_MS - 1, A, 100_000)  # before t*: cannot show the crossing
+    log.taken(T0 + HOUR_MS, A, 100_001)
+    log.ended(T0 + 3 * HOUR_MS)
+    out = log.reduce(MilestoneCapture(cross, bound_ms=HOUR_MS))
+    assert out["milestones.captured"] == 1
+    assert out["milestones.capture_latency.max_s"] == 0
 
 
 # -- wiring -------------------------------------------------------------------------------------
