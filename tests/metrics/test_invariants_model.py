@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from sim.events.cvsa_kinds import StrayStatusChange
 from sim.metrics.invariants import (
     LifecycleInvariants,
     MilestoneCapture,
@@ -44,7 +45,7 @@ def results(run: ModelRun, *reducers: Any) -> dict[str, Any]:
     return reduce_recorded(list(reducers), run.recorder)
 
 
-def design_reducers(run: ModelRun) -> dict[str, Any]:
+def all_reducers(run: ModelRun) -> dict[str, Any]:
     return results(run, *invariant_reducers(run.ctx.switches))
 
 
@@ -65,7 +66,7 @@ def test_a_clean_run_violates_nothing(profile: str) -> None:
         profile=profile,
         setup=new_song_setup(E),
     )
-    out = design_reducers(run)
+    out = all_reducers(run)
     assert out["invariants.unlogged_schedules"] == 0
     for name in (
         "window_cap",
@@ -300,3 +301,27 @@ def test_missed_milestones_tracks_a_candidate_and_misses_a_jump() -> None:
     assert out["invariants.missed_milestones.examples"][0]["aid"] == B
     assert out["milestones.capture_latency.max_s"] < 3600  # A was captured in time
     assert out["milestones.bracket_width.count"] == 1
+
+
+# -- what the deployed profile does -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("profile", ["design", "cvsa-2026"])
+def test_aids_passed_as_ids_revive_finished_rows_in_cvsa_2026(profile: str) -> None:
+    """With aids as small as schedule ids, the deployed bulk tick (§8.3) sets finished rows of
+    other videos back to processing: active again next to their siblings, then deleted."""
+    run = run_model(
+        [growing(1), growing(2), growing(3)], until="12h", profile=profile, setup=new_song_setup(3)
+    )
+    out = all_reducers(run)
+    strays = run.events(StrayStatusChange)
+    if profile == "design":
+        assert strays == []
+        assert out["invariants.one_active_per_type.violations"] == 0
+        assert out["invariants.lost_schedules.stray_deleted"] == 0
+        return
+    assert strays
+    assert out["invariants.one_active_per_type.violations"] > 0
+    assert {e["cause"] for e in out["invariants.one_active_per_type.examples"]} == {"stray"}
+    assert out["invariants.lost_schedules.stray_deleted"] > 0
+    assert out["invariants.single_path_processing.violations"] == 0  # the tick sees them

@@ -104,7 +104,7 @@ def test_design_keeps_invariants_1_to_4(case: dict[str, Any]) -> None:
 
 
 @pytest.mark.slow
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(scenarios, st.sampled_from(["1d", "2d"]))
 def test_design_keeps_invariants_1_to_4_longer(case: dict[str, Any], duration: str) -> None:
     assert_design_holds(run_small({**case, "duration": duration}), case["window_cap"])
