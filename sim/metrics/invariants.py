@@ -392,6 +392,30 @@ _LIFECYCLE_KINDS: tuple[type, ...] = (
 ) = range(len(_LIFECYCLE_KINDS))
 
 
+def _pass_columns(kind: type, fields: str | tuple[str, ...]) -> int | list[int]:
+    return _col(kind, fields) if isinstance(fields, str) else [_col(kind, f) for f in fields]
+
+
+_PASS_FIELDS: tuple[str | tuple[str, ...], ...] = (
+    ("t_ms", "schedule", "aid", "type", "forced"),  # created
+    ("t_ms", "schedule", "aid", "type", "job"),  # dispatched
+    ("schedule", "job"),  # started
+    ("t_ms", "schedule", "aid", "type", "reason"),  # skipped
+    ("t_ms", "schedule", "aid", "type", "from_status", "to_status"),  # stray
+    "schedule",  # finished
+    ("t_ms", "schedule", "aid", "type", "due_ms", "status"),  # deleted
+    "schedule",  # taken
+    "job",  # job added
+    "job",  # job finished
+)
+_PASS_COLUMNS = tuple(
+    _pass_columns(kind, fields) for kind, fields in zip(_LIFECYCLE_KINDS, _PASS_FIELDS, strict=True)
+)
+"""The columns each kind's handler reads (a scalar index: the handler gets one int)."""
+_TAKEN_SCHEDULE = _col(K.SnapshotTaken, "schedule")
+_JOB_NAME = _col(JobAdded, "name")
+
+
 class LifecycleInvariants:
     """``invariants.one_active_per_type.*``, ``invariants.single_path_processing.*`` and
     ``invariants.lost_schedules.*``: one ordered pass over the row lifecycle (module docstring).
@@ -433,56 +457,67 @@ class LifecycleInvariants:
     def feed(self, chunk: Chunk, names: Sequence[str]) -> None:
         if self._single_name < 0 and SINGLE_PATH_JOB in names:
             self._single_name = list(names).index(SINGLE_PATH_JOB)
-        tables: list[list[list[int]]] = []
+        tables: list[list[Any]] = []
         seqs: list[npt.NDArray[np.int64]] = []
         kinds: list[npt.NDArray[np.int64]] = []
         for k, record_type in enumerate(_LIFECYCLE_KINDS):
             table = chunk.table(record_type)
             if k == _K_TAKEN:
-                table = table[table[:, 3] >= 0]  # snapshots of a schedule only
+                table = table[table[:, _TAKEN_SCHEDULE] >= 0]  # snapshots of a schedule only
             elif k == _K_JOB_ADDED:
-                table = table[table[:, 4] == self._single_name]
+                table = table[table[:, _JOB_NAME] == self._single_name]
             if table.shape[0]:
                 seqs.append(table[:, 0])
                 kinds.append(np.full(table.shape[0], k, dtype=np.int64))
-            tables.append(table.tolist())
+            tables.append(table[:, _PASS_COLUMNS[k]].tolist())
         if not seqs:
             return
         order = np.argsort(np.concatenate(seqs), kind="stable")
         kind_of = np.concatenate(kinds)[order].tolist()
+        rows, active = self.rows, self.active
         # The position of each event in its own kind's table: a running count per kind.
         cursor = [0] * len(_LIFECYCLE_KINDS)
         for k in kind_of:
             r = tables[k][cursor[k]]
             cursor[k] += 1
             if k == _K_CREATED:
-                self._created(r[1], r[2], r[3], r[4], r[11])
-            elif k == _K_DISPATCHED:
-                self._dispatched(r[1], r[2], r[3], r[4], r[6])
-            elif k == _K_STARTED:
-                self._started(r[2], r[6])
-            elif k == _K_SKIPPED:
-                if r[2] not in self.rows and r[6] != _ROW_GONE:
-                    self._adopt(r[1], r[2], r[3], r[4], processing=r[6] == _BILI_STATUS)
-            elif k == _K_STRAY:
-                self._stray(r[1], r[2], r[3], r[4], r[6], r[7])
-            elif k == _K_FINISHED:
-                v = self.rows.pop(r[2], None)
-                if v is not None:
-                    self._release(r[2], v)
-            elif k == _K_DELETED:
-                self._deleted(r[1], r[2], r[3], r[4], r[5], r[6])
-            elif k == _K_TAKEN:
-                s = r[3]
-                v = self.rows.get(s)
-                if v is not None:
-                    self.rows[s] = v | _F_SNAPSHOT
+                t, s, aid, typ, forced = r
+                key = aid * 4 + typ
+                if key in active:  # the rare case: another row of the (aid, type) is active
+                    if forced:
+                        self.forced_parallel += 1
+                    else:
+                        self._check_active(t, s, aid, typ, "created")
+                    _mm_add(active, key, s)
                 else:
-                    self.deferred.pop(s, None)
+                    active[key] = s
+                rows[s] = aid << 8 | typ << 5
+            elif k == _K_DISPATCHED:
+                self._dispatched(*r)
+            elif k == _K_STARTED:
+                self._started(*r)
+            elif k == _K_SKIPPED:
+                t, s, aid, typ, reason = r
+                if s not in rows and reason != _ROW_GONE:
+                    self._adopt(t, s, aid, typ, processing=reason == _BILI_STATUS)
+            elif k == _K_STRAY:
+                self._stray(*r)
+            elif k == _K_FINISHED:
+                v = rows.pop(r, None)
+                if v is not None:
+                    self._release(r, v)
+            elif k == _K_DELETED:
+                self._deleted(*r)
+            elif k == _K_TAKEN:
+                v = rows.get(r)
+                if v is not None:
+                    rows[r] = v | _F_SNAPSHOT
+                else:
+                    self.deferred.pop(r, None)
             elif k == _K_JOB_ADDED:
-                self.single_jobs.add(r[3])
+                self.single_jobs.add(r)
             else:
-                self._job_finished(r[3])
+                self._job_finished(r)
 
     def _check_active(self, t: Ms, s: int, aid: int, typ: int, cause: str) -> None:
         others = _mm_others(self.active, aid * 4 + typ, s)
@@ -497,16 +532,6 @@ class LifecycleInvariants:
                     "cause": cause,
                 }
             )
-
-    def _created(self, t: Ms, s: int, aid: int, typ: int, forced: int) -> None:
-        key = aid * 4 + typ
-        if forced:
-            if key in self.active:
-                self.forced_parallel += 1
-        else:
-            self._check_active(t, s, aid, typ, "created")
-        self.rows[s] = aid << 8 | typ << 5
-        _mm_add(self.active, key, s)
 
     def _adopt(self, t: Ms, s: int, aid: int, typ: int, *, processing: bool) -> int:
         """Start tracking a row that no ``ScheduleCreated`` announced."""
