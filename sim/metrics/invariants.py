@@ -321,51 +321,79 @@ class NoScheduleBeforeCreation:
 
 # -- 2, 4, 5. one_active_per_type, single_path_processing, lost_schedules -----------------------
 
-# A live row is one int: aid << 8 | type << 5 | flags (about a third of an object's memory).
+# The live rows are one dict keyed by (aid, type) -- every lifecycle event names both -- holding
+# each row as one int, ``schedule << 5 | flags`` (a list in the rare case of several rows): about
+# a hundred bytes per live row, the cost of one small dict entry.
 _F_PROCESSING = 1
 _F_SNAPSHOT = 2  # a SnapshotTaken carried its id
 _F_REVIVED = 4  # a stray status change revived it from a final status
 _F_BULK = 8  # in an unfinished bulk job that did not mark it processing
 _F_DISPATCHED = 16  # in an unfinished job
-_FLAGS = 31
+_SHIFT = 5
+_FLAGS = (1 << _SHIFT) - 1
 
 MultiMap = dict[int, "int | list[int]"]
 
 
-def _mm_add(d: MultiMap, key: int, value: int) -> None:
+def _ids(cur: int | list[int], shift: int) -> list[int]:
+    """The ids held by one entry of a :data:`MultiMap` (values ``id << shift | flags``)."""
+    if isinstance(cur, list):
+        return sorted(v >> shift for v in cur)
+    return [cur >> shift]
+
+
+def _mm_find(d: MultiMap, key: int, ident: int, shift: int) -> int | None:
+    """The value stored for ``ident`` under ``key``, or None."""
+    cur = d.get(key)
+    if cur is None:
+        return None
+    if isinstance(cur, list):
+        for v in cur:
+            if v >> shift == ident:
+                return v
+        return None
+    return cur if cur >> shift == ident else None
+
+
+def _mm_put(d: MultiMap, key: int, value: int, shift: int) -> None:
+    """Store ``value`` under ``key``, replacing the value of the same id if any."""
     cur = d.get(key)
     if cur is None:
         d[key] = value
-    elif isinstance(cur, list):
+        return
+    ident = value >> shift
+    if isinstance(cur, list):
+        for i, v in enumerate(cur):
+            if v >> shift == ident:
+                cur[i] = value
+                return
         cur.append(value)
+    elif cur >> shift == ident:
+        d[key] = value
     else:
         d[key] = [cur, value]
 
 
-def _mm_remove(d: MultiMap, key: int, value: int) -> None:
+def _mm_pop(d: MultiMap, key: int, ident: int, shift: int) -> int | None:
+    """Remove and return the value of ``ident`` under ``key`` (None if absent)."""
     cur = d.get(key)
     if cur is None:
-        return
+        return None
     if isinstance(cur, list):
-        if value in cur:
-            cur.remove(value)
-        if len(cur) == 1:
-            d[key] = cur[0]
-    elif cur == value:
-        del d[key]
+        for i, v in enumerate(cur):
+            if v >> shift == ident:
+                del cur[i]
+                if len(cur) == 1:
+                    d[key] = cur[0]
+                return v
+        return None
+    if cur >> shift != ident:
+        return None
+    del d[key]
+    return cur
 
 
-def _mm_others(d: MultiMap, key: int, value: int) -> list[int]:
-    """The values under ``key`` other than ``value``, sorted."""
-    cur = d.get(key)
-    if cur is None:
-        return []
-    if isinstance(cur, list):
-        return sorted(v for v in cur if v != value)
-    return [] if cur == value else [cur]
-
-
-# Kinds of the ordered pass, by position.
+# Kinds of the ordered pass, by position, and the columns each handler reads.
 _LIFECYCLE_KINDS: tuple[type, ...] = (
     K.ScheduleCreated,
     K.ScheduleDispatched,
@@ -391,29 +419,26 @@ _LIFECYCLE_KINDS: tuple[type, ...] = (
     _K_JOB_FINISHED,
 ) = range(len(_LIFECYCLE_KINDS))
 
-
-def _pass_columns(kind: type, fields: str | tuple[str, ...]) -> int | list[int]:
-    return _col(kind, fields) if isinstance(fields, str) else [_col(kind, f) for f in fields]
-
-
-_PASS_FIELDS: tuple[str | tuple[str, ...], ...] = (
-    ("t_ms", "schedule", "aid", "type", "forced"),  # created
-    ("t_ms", "schedule", "aid", "type", "job"),  # dispatched
-    ("schedule", "job"),  # started
-    ("t_ms", "schedule", "aid", "type", "reason"),  # skipped
-    ("t_ms", "schedule", "aid", "type", "from_status", "to_status"),  # stray
-    "schedule",  # finished
-    ("t_ms", "schedule", "aid", "type", "due_ms", "status"),  # deleted
-    "schedule",  # taken
-    "job",  # job added
-    "job",  # job finished
+_ROW = ("t_ms", "schedule", "aid", "type")
+_PASS_FIELDS: tuple[tuple[str, ...], ...] = (
+    (),  # created: read whole (see LifecycleInvariants.feed)
+    (*_ROW, "job"),  # dispatched
+    ("schedule", "aid", "type", "job"),  # started
+    (*_ROW, "reason"),  # skipped
+    (*_ROW, "from_status", "to_status"),  # stray
+    ("schedule", "aid", "type"),  # finished
+    (*_ROW, "due_ms", "status"),  # deleted
+    ("schedule", "aid", "type"),  # taken
+    ("job",),  # job added
+    ("job",),  # job finished
 )
 _PASS_COLUMNS = tuple(
-    _pass_columns(kind, fields) for kind, fields in zip(_LIFECYCLE_KINDS, _PASS_FIELDS, strict=True)
+    [_col(kind, f) for f in fields]
+    for kind, fields in zip(_LIFECYCLE_KINDS, _PASS_FIELDS, strict=True)
 )
-"""The columns each kind's handler reads (a scalar index: the handler gets one int)."""
 _TAKEN_SCHEDULE = _col(K.SnapshotTaken, "schedule")
 _JOB_NAME = _col(JobAdded, "name")
+_JOB = _col(JobFinished, "job")
 
 
 class LifecycleInvariants:
@@ -435,92 +460,123 @@ class LifecycleInvariants:
         self.stray_deleted = 0
         self.unlogged = 0
         self.lost_by_type: Counter[str] = Counter()
-        self.rows: dict[int, int] = {}
-        """Live (pending or processing) rows: schedule id -> aid << 8 | type << 5 | flags."""
-        self.active: MultiMap = {}
-        """aid * 4 + type -> the live rows of that (aid, type)."""
+        self.live: MultiMap = {}
+        """aid * 4 + type -> its live (pending or processing) rows, ``schedule << 5 | flags``."""
         self.processing: MultiMap = {}
-        """aid -> its processing rows."""
+        """aid -> the schedule ids of its processing rows."""
         self.bulk_rows: dict[int, int] = {}
         """aid -> rows of it in unfinished bulk jobs that left them pending."""
         self.single_jobs: set[int] = set()
         """``snapshotVideo`` jobs added and not finished."""
-        self.job_rows: dict[int, list[int]] = {}
-        """Running job -> the rows it took up (``ScheduleStarted``)."""
+        self.job_rows: dict[int, list[tuple[int, int]]] = {}
+        """Running job -> the (aid * 4 + type, schedule) of the rows it took up."""
         self.in_jobs: dict[int, int] = {}
         """Row -> how many running jobs took it up."""
         self.deferred: dict[int, dict[str, Any]] = {}
         """Rows deleted without a snapshot while a job that took them up still runs."""
         self._single_name = -1
 
+    def active_rows(self) -> dict[tuple[int, str], list[int]]:
+        """The rows pending or processing so far, as rebuilt from the log: (aid, type) -> ids."""
+        return {
+            (key >> 2, _TYPES[key & 3]): _ids(cur, _SHIFT) for key, cur in sorted(self.live.items())
+        }
+
+    def processing_rows(self) -> dict[int, list[int]]:
+        """The rows processing so far: aid -> ids."""
+        return {aid: _ids(cur, 0) for aid, cur in sorted(self.processing.items())}
+
     # -- the pass ------------------------------------------------------------------------------
     def feed(self, chunk: Chunk, names: Sequence[str]) -> None:
         if self._single_name < 0 and SINGLE_PATH_JOB in names:
             self._single_name = list(names).index(SINGLE_PATH_JOB)
-        tables: list[list[Any]] = []
-        seqs: list[npt.NDArray[np.int64]] = []
-        kinds: list[npt.NDArray[np.int64]] = []
+        tables: list[npt.NDArray[np.int64]] = []
         for k, record_type in enumerate(_LIFECYCLE_KINDS):
             table = chunk.table(record_type)
             if k == _K_TAKEN:
                 table = table[table[:, _TAKEN_SCHEDULE] >= 0]  # snapshots of a schedule only
             elif k == _K_JOB_ADDED:
                 table = table[table[:, _JOB_NAME] == self._single_name]
-            if table.shape[0]:
-                seqs.append(table[:, 0])
-                kinds.append(np.full(table.shape[0], k, dtype=np.int64))
-            tables.append(table[:, _PASS_COLUMNS[k]].tolist())
-        if not seqs:
+            tables.append(table)
+        present = [k for k, table in enumerate(tables) if table.shape[0]]
+        if not present:
             return
-        order = np.argsort(np.concatenate(seqs), kind="stable")
-        kind_of = np.concatenate(kinds)[order].tolist()
-        rows, active = self.rows, self.active
-        # The position of each event in its own kind's table: a running count per kind.
+        # Events in log order, as runs of one kind (the dispatchers write long runs of
+        # creations); within a kind the rows are already in log order.
+        kinds = np.concatenate([np.full(tables[k].shape[0], k) for k in present])
+        kinds = kinds[np.argsort(np.concatenate([tables[k][:, 0] for k in present]), kind="stable")]
+        cut = np.flatnonzero(np.diff(kinds)) + 1
+        starts, ends = np.concatenate(([0], cut)), np.concatenate((cut, [kinds.size]))
+        rows = [
+            table[:, _PASS_COLUMNS[k]].tolist() if k != _K_CREATED else []
+            for k, table in enumerate(tables)
+        ]
+        created = tables[_K_CREATED]
+        if created.shape[0]:  # creations need only their key and packed value, except rarely
+            c = _CREATED
+            keys = ((created[:, c["aid"]] << 2) | created[:, c["type"]]).tolist()
+            packed = (created[:, c["schedule"]] << _SHIFT).tolist()
+        live = self.live
         cursor = [0] * len(_LIFECYCLE_KINDS)
-        for k in kind_of:
-            r = tables[k][cursor[k]]
-            cursor[k] += 1
+        for k, lo, hi in zip(kinds[starts].tolist(), starts.tolist(), ends.tolist(), strict=True):
+            first = cursor[k]
+            last = first + hi - lo
+            cursor[k] = last
             if k == _K_CREATED:
-                t, s, aid, typ, forced = r
-                key = aid * 4 + typ
-                if key in active:  # the rare case: another row of the (aid, type) is active
-                    if forced:
-                        self.forced_parallel += 1
+                for i in range(first, last):
+                    key = keys[i]
+                    if key in live:  # rare: another row of the (aid, type) is active
+                        self._created_next_to(created[i].tolist(), key)
                     else:
-                        self._check_active(t, s, aid, typ, "created")
-                    _mm_add(active, key, s)
+                        live[key] = packed[i]
+                continue
+            for r in rows[k][first:last]:
+                if k == _K_DISPATCHED:
+                    self._dispatched(*r)
+                elif k == _K_STARTED:
+                    s, aid, typ, job = r
+                    if _mm_find(live, aid << 2 | typ, s, _SHIFT) is not None:
+                        self.job_rows.setdefault(job, []).append((aid << 2 | typ, s))
+                        self.in_jobs[s] = self.in_jobs.get(s, 0) + 1
+                elif k == _K_SKIPPED:
+                    t, s, aid, typ, reason = r
+                    if reason != _ROW_GONE and _mm_find(live, aid << 2 | typ, s, _SHIFT) is None:
+                        self._adopt(t, s, aid, typ, processing=reason == _BILI_STATUS)
+                elif k == _K_STRAY:
+                    self._stray(*r)
+                elif k == _K_FINISHED:
+                    s, aid, typ = r
+                    v = _mm_pop(live, aid << 2 | typ, s, _SHIFT)
+                    if v is not None:
+                        self._release(s, aid, v)
+                elif k == _K_DELETED:
+                    self._deleted(*r)
+                elif k == _K_TAKEN:
+                    s, aid, typ = r
+                    v = _mm_find(live, aid << 2 | typ, s, _SHIFT)
+                    if v is not None:
+                        _mm_put(live, aid << 2 | typ, v | _F_SNAPSHOT, _SHIFT)
+                    else:
+                        self.deferred.pop(s, None)
+                elif k == _K_JOB_ADDED:
+                    self.single_jobs.add(r[0])
                 else:
-                    active[key] = s
-                rows[s] = aid << 8 | typ << 5
-            elif k == _K_DISPATCHED:
-                self._dispatched(*r)
-            elif k == _K_STARTED:
-                self._started(*r)
-            elif k == _K_SKIPPED:
-                t, s, aid, typ, reason = r
-                if s not in rows and reason != _ROW_GONE:
-                    self._adopt(t, s, aid, typ, processing=reason == _BILI_STATUS)
-            elif k == _K_STRAY:
-                self._stray(*r)
-            elif k == _K_FINISHED:
-                v = rows.pop(r, None)
-                if v is not None:
-                    self._release(r, v)
-            elif k == _K_DELETED:
-                self._deleted(*r)
-            elif k == _K_TAKEN:
-                v = rows.get(r)
-                if v is not None:
-                    rows[r] = v | _F_SNAPSHOT
-                else:
-                    self.deferred.pop(r, None)
-            elif k == _K_JOB_ADDED:
-                self.single_jobs.add(r)
-            else:
-                self._job_finished(r)
+                    self._job_finished(r[0])
+
+    def _created_next_to(self, row: list[int], key: int) -> None:
+        """A creation while another row of its (aid, type) is active."""
+        c = _CREATED
+        s = row[c["schedule"]]
+        if row[c["forced"]]:
+            self.forced_parallel += 1
+        else:
+            self._check_active(row[c["t_ms"]], s, row[c["aid"]], row[c["type"]], "created")
+        _mm_put(self.live, key, s << _SHIFT, _SHIFT)
 
     def _check_active(self, t: Ms, s: int, aid: int, typ: int, cause: str) -> None:
-        others = _mm_others(self.active, aid * 4 + typ, s)
+        """A row of (aid, type) became active: a violation if another one is."""
+        cur = self.live.get(aid << 2 | typ)
+        others = [] if cur is None else [i for i in _ids(cur, _SHIFT) if i != s]
         if others:
             self.one_active.add(
                 {
@@ -534,26 +590,26 @@ class LifecycleInvariants:
             )
 
     def _adopt(self, t: Ms, s: int, aid: int, typ: int, *, processing: bool) -> int:
-        """Start tracking a row that no ``ScheduleCreated`` announced."""
+        """Start tracking a row that no ``ScheduleCreated`` announced; returns its flags."""
         self.unlogged += 1
         self._check_active(t, s, aid, typ, "unlogged")
-        v = aid << 8 | typ << 5
-        _mm_add(self.active, aid * 4 + typ, s)
+        flags = 0
         if processing:
-            v |= _F_PROCESSING
-            _mm_add(self.processing, aid, s)
-        self.rows[s] = v
-        return v
+            flags = _F_PROCESSING
+            _mm_put(self.processing, aid, s, 0)
+        _mm_put(self.live, aid << 2 | typ, s << _SHIFT | flags, _SHIFT)
+        return flags
 
     def _dispatched(self, t: Ms, s: int, aid: int, typ: int, job: int) -> None:
-        v = self.rows.get(s)
-        if v is None:
-            v = self._adopt(t, s, aid, typ, processing=False)
-        if v & _F_DISPATCHED:
+        key = aid << 2 | typ
+        v = _mm_find(self.live, key, s, _SHIFT)
+        flags = self._adopt(t, s, aid, typ, processing=False) if v is None else v & _FLAGS
+        if flags & _F_DISPATCHED:
             self.redispatched += 1
-        v |= _F_DISPATCHED
+        flags |= _F_DISPATCHED
         if job in self.single_jobs:
-            busy = _mm_others(self.processing, aid, s)
+            cur = self.processing.get(aid)
+            busy = [] if cur is None else [i for i in _ids(cur, 0) if i != s]
             if busy:
                 self.single_path.add(
                     {
@@ -570,49 +626,44 @@ class LifecycleInvariants:
             mark = True
         else:
             mark = self.bulk_marks_processing
-            if not mark and not v & _F_BULK:
-                v |= _F_BULK
+            if not mark and not flags & _F_BULK:
+                flags |= _F_BULK
                 self.bulk_rows[aid] = self.bulk_rows.get(aid, 0) + 1
-        if mark and not v & _F_PROCESSING:
-            v |= _F_PROCESSING
-            _mm_add(self.processing, aid, s)
-        self.rows[s] = v
-
-    def _started(self, s: int, job: int) -> None:
-        if s in self.rows:
-            self.job_rows.setdefault(job, []).append(s)
-            self.in_jobs[s] = self.in_jobs.get(s, 0) + 1
+        if mark and not flags & _F_PROCESSING:
+            flags |= _F_PROCESSING
+            _mm_put(self.processing, aid, s, 0)
+        _mm_put(self.live, key, s << _SHIFT | flags, _SHIFT)
 
     def _stray(self, t: Ms, s: int, aid: int, typ: int, was: int, to: int) -> None:
-        v = self.rows.get(s)
+        key = aid << 2 | typ
+        v = _mm_find(self.live, key, s, _SHIFT)
         to_active = to in (_PENDING, _PROCESSING)
         if v is None:
             if not to_active:
                 return
             if was in (_PENDING, _PROCESSING):
-                v = self._adopt(t, s, aid, typ, processing=was == _PROCESSING)
+                flags = self._adopt(t, s, aid, typ, processing=was == _PROCESSING)
             else:  # revived from a final status: active again without a creation
                 self._check_active(t, s, aid, typ, "stray")
-                v = aid << 8 | typ << 5 | _F_REVIVED
-                _mm_add(self.active, aid * 4 + typ, s)
+                flags = _F_REVIVED
+        else:
+            flags = v & _FLAGS
         if not to_active:
-            self.rows.pop(s, None)
-            self._release(s, v)
+            _mm_pop(self.live, key, s, _SHIFT)
+            self._release(s, aid, flags)
             return
-        if to == _PROCESSING and not v & _F_PROCESSING:
-            v |= _F_PROCESSING
-            _mm_add(self.processing, aid, s)
-        elif to == _PENDING and v & _F_PROCESSING:
-            v &= ~_F_PROCESSING
-            _mm_remove(self.processing, aid, s)
-        self.rows[s] = v
+        if to == _PROCESSING and not flags & _F_PROCESSING:
+            flags |= _F_PROCESSING
+            _mm_put(self.processing, aid, s, 0)
+        elif to == _PENDING and flags & _F_PROCESSING:
+            flags &= ~_F_PROCESSING
+            _mm_pop(self.processing, aid, s, 0)
+        _mm_put(self.live, key, s << _SHIFT | flags, _SHIFT)
 
-    def _release(self, s: int, v: int) -> None:
-        """Forget the indexes of a row that left the active statuses."""
-        aid, typ = v >> 8, (v >> 5) & 3
-        _mm_remove(self.active, aid * 4 + typ, s)
+    def _release(self, s: int, aid: int, v: int) -> None:
+        """Forget the per-video indexes of a row that left the active statuses."""
         if v & _F_PROCESSING:
-            _mm_remove(self.processing, aid, s)
+            _mm_pop(self.processing, aid, s, 0)
         if v & _F_BULK:
             n = self.bulk_rows[aid] - 1
             if n:
@@ -621,11 +672,11 @@ class LifecycleInvariants:
                 del self.bulk_rows[aid]
 
     def _deleted(self, t: Ms, s: int, aid: int, typ: int, due: Ms, status: int) -> None:
-        v = self.rows.pop(s, None)
+        v = _mm_pop(self.live, aid << 2 | typ, s, _SHIFT)
         if v is None:
             self.unlogged += 1
         else:
-            self._release(s, v)
+            self._release(s, aid, v)
             if v & _F_REVIVED:
                 self.stray_deleted += 1
                 return
@@ -650,7 +701,7 @@ class LifecycleInvariants:
 
     def _job_finished(self, job: int) -> None:
         self.single_jobs.discard(job)
-        for s in self.job_rows.pop(job, ()):
+        for _, s in self.job_rows.pop(job, ()):
             n = self.in_jobs[s] - 1
             if n:
                 self.in_jobs[s] = n

@@ -325,3 +325,50 @@ def test_aids_passed_as_ids_revive_finished_rows_in_cvsa_2026(profile: str) -> N
     assert {e["cause"] for e in out["invariants.one_active_per_type.examples"]} == {"stray"}
     assert out["invariants.lost_schedules.stray_deleted"] > 0
     assert out["invariants.single_path_processing.violations"] == 0  # the tick sees them
+
+
+# -- the rebuilt row status is the store's ------------------------------------------------------
+
+
+def _now(coro: Coroutine[Any, Any, Any]) -> Any:
+    """Run a coroutine that never suspends (the memory store's methods)."""
+    try:
+        coro.send(None)
+    except StopIteration as stop:
+        return stop.value
+    raise AssertionError("the coroutine suspended")
+
+
+@pytest.mark.parametrize("profile", ["design", "cvsa-2026"])
+@pytest.mark.parametrize("until", ["3m", "361m", "7h"])
+def test_the_rebuilt_active_and_processing_rows_match_the_store(profile: str, until: str) -> None:
+    """Small aids (hit by cvsa-2026's aids-as-ids updates), a blocked video, a new song and an
+    approacher: whatever happened, the rows the monitor holds active are the store's."""
+    videos = [growing(1), growing(2), growing(3), approacher(B), Video(A, T0 - HOUR_MS)]
+
+    async def setup(ctx: Ctx) -> None:
+        await new_song_setup(3)(ctx)
+        await blocked_setup(broken_tick=False)(ctx)
+
+    run = run_model(videos, until=until, profile=profile, setup=setup)
+    monitor = LifecycleInvariants(bulk_marks_processing=not run.ctx.switches.bulk_aids_as_ids_bug)
+    results(run, monitor)
+    store = run.ctx.store
+    expected = {}
+    for v in videos:
+        for t in ("new", "milestone", "normal", "archive"):
+            rows = _now(store.active_schedules(v.aid, t))
+            if rows:
+                expected[(v.aid, t)] = sorted(r.id for r in rows)
+    assert monitor.active_rows() == expected
+    processing: dict[int, list[int]] = {}
+    for (aid, _), ids in expected.items():
+        for i in ids:
+            if _now(store.get_schedule(i)).status == "processing":
+                processing.setdefault(aid, []).append(i)
+    processing = {aid: sorted(ids) for aid, ids in sorted(processing.items())}
+    assert monitor.processing_rows() == processing
+    if until == "3m":  # the blocked video's row is stuck processing (§9 step 2)
+        assert list(processing) == [A]
+    if until == "361m" and profile == "cvsa-2026":  # two finished new rows revived by strays
+        assert processing[3] == [1, 3]
