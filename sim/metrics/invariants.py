@@ -29,9 +29,9 @@ The invariants and the precise rules
     statuses are rebuilt from the log (see *Row status* below). A violation is a non-forced
     ``ScheduleCreated`` while another row of the same (aid, type) is active (``cause: created``),
     or a row becoming active again without a creation -- a ``StrayStatusChange`` from a final
-    status (``cause: stray``) -- while another row of the (aid, type) is active. Forced creations
-    next to active rows are legitimate (cvsa-2026's parallel ``new`` chains, the 4 initial ``new``
-    rows) and counted as ``forced_parallel``.
+    status (``cause: stray``), or a row never logged (``cause: unlogged``) -- while another row of
+    the (aid, type) is active. Forced creations next to active rows are legitimate (cvsa-2026's
+    parallel ``new`` chains, the 4 initial ``new`` rows) and counted as ``forced_parallel``.
 
 ``no_schedule_before_creation`` (:class:`NoScheduleBeforeCreation`)
     A row's due time is never earlier than its creation instant, except where the rules put it
