@@ -20,6 +20,7 @@ from sim.engine import Engine, Job, Queue
 from sim.events.cvsa_kinds import QueryCounts
 from sim.metrics import Reducer
 from sim.metrics.cvsa import cvsa_reducers
+from sim.metrics.invariants import cvsa_invariant_reducers
 from sim.ports import UpstreamApi, WindowCounter
 from sim.rng import RandomStreams
 from sim.scenario import Scenario
@@ -139,7 +140,13 @@ class CvsaModel:
         )
 
     def reducers(self) -> list[Reducer]:
-        return cvsa_reducers()
+        sc = self.scenario
+        return [
+            *cvsa_reducers(),
+            *cvsa_invariant_reducers(
+                self.switches, self.world, sc.start_ms, sc.end_ms, sc.scheduler.history
+            ),
+        ]
 
 
 async def _refresh_loop(ctx: Ctx, every_ms: Ms) -> None:
