@@ -285,11 +285,15 @@ class UpstreamError(Exception):
 class UpstreamApi(Protocol):
     """bilibili, reached through proxies (reference §14). Raises :class:`UpstreamError`."""
 
-    async def get_video(self, aid: int, now_ms: Ms) -> VideoStats:
-        """``x/web-interface/view?aid=`` for one video (the single path, §9)."""
+    async def get_video(self, aid: int, now_ms: Ms, task: str = "snapshotVideo") -> VideoStats:
+        """``x/web-interface/view?aid=`` for one video (the single path, §9). ``task`` is the
+        network task, which decides the proxies and limiters (§14.2): ``snapshotVideo``,
+        ``snapshotMilestoneVideo`` (milestone and new rows) or ``getVideoInfo``."""
         ...
 
-    async def get_videos(self, aids: Sequence[int], now_ms: Ms) -> list[VideoStats]:
+    async def get_videos(
+        self, aids: Sequence[int], now_ms: Ms, task: str = "bulkSnapshot"
+    ) -> list[VideoStats]:
         """The bulk ``medialist/gateway/base/resource/infos`` call (§10.1). Items for videos the
         API cannot show are omitted (reference Q3: the simulator's choice)."""
         ...

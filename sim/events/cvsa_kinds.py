@@ -61,6 +61,17 @@ PLACEMENT = enum(
     "exhausted",  # every window full: the target, nothing reserved (§6.2 step 4)
     "unadjusted",  # adjustTime = false: the target, +1 without a cap check
 )
+PROXY_OUTCOME = enum(
+    "proxy_outcome",
+    "ok",
+    "no_proxy",
+    "fetch_error",
+    "timeout",
+    "http_5xx",
+    "http_429",
+    "throttled",
+)
+UPSTREAM_CALL = enum("upstream_call", "single", "bulk")
 NO_WINDOW = -1
 """``window_ms`` of a creation that reserved nothing (every window full, §6.2 step 4)."""
 
@@ -220,8 +231,9 @@ class WindowsRebuilt(NamedTuple):
 
 @event(109)
 class SnapshotTaken(NamedTuple):
-    """A view count was read at ``t_ms`` and written (``duplicate`` = 1: unique (aid, t) refused
-    it). ``schedule`` and ``due_ms`` are -1 for snapshots no schedule asked for (discovery)."""
+    """A view count was written at ``t_ms``; ``views`` is the count at ``taken_ms``, the server time
+    of the answer (§2.2). ``duplicate`` = 1: unique (aid, time) refused it. ``schedule`` and
+    ``due_ms`` are -1 for snapshots no schedule asked for (discovery)."""
 
     seq: int
     t_ms: int
@@ -231,6 +243,7 @@ class SnapshotTaken(NamedTuple):
     due_ms: int
     views: int
     duplicate: int
+    taken_ms: int
 
 
 @event(110)
@@ -291,3 +304,18 @@ class QueryCounts(NamedTuple):
     reads: int
     writes: int
     redis_ops: int
+
+
+@event(117)
+class UpstreamRequest(NamedTuple):
+    """One request to bilibili through a proxy (``proxy``: its name; -1 when every proxy was
+    rate-limited), ``call``: UPSTREAM_CALL, for ``aids`` videos, ``latency_ms`` long, ending in
+    ``outcome`` (PROXY_OUTCOME). Logged by the simulated network (reference §14)."""
+
+    seq: int
+    t_ms: int
+    proxy: int
+    call: int
+    aids: int
+    latency_ms: int
+    outcome: int

@@ -7,7 +7,8 @@ Names (stable, dotted; ``summary.json`` and ``[expect]`` use them):
 * ``finished.<type>.<status>``, ``cleanup.deleted`` and ``cleanup.deleted.<type>.<status>``
 * ``snapshots.total``, ``snapshots.<type>`` (``discovery`` for unscheduled ones),
   ``snapshots.duplicates``
-* ``lateness.<type>.p50_s/p90_s/p99_s/max_s/mean_s``: snapshot time minus due time
+* ``lateness.<type>.p50_s/p90_s/p99_s/max_s/mean_s``: the snapshot's own time (the server time
+  of the answer) minus the due time
 * ``windows.max_reserved``: the highest count a capped reservation left (never above the cap);
   ``windows.max_count``: the highest count any increment left (milestone/new rows are uncapped);
   ``windows.probes.total/max``; ``windows.placement.<exact|forward|fallback|exhausted|...>``
@@ -81,7 +82,7 @@ class SnapshotMetrics:
         taken = chunk.table(K.SnapshotTaken)
         if not taken.size:
             return
-        t, types, due, dup = taken[:, 1], taken[:, 4], taken[:, 5], taken[:, 7]
+        t, types, due, dup = taken[:, 8], taken[:, 4], taken[:, 5], taken[:, 7]
         self.duplicates += int(dup.sum())
         codes, counts = np.unique(types, return_counts=True)
         for code, n in zip(codes.tolist(), counts.tolist(), strict=True):

@@ -881,7 +881,7 @@ class MilestoneCapture:
             mine = taken[np.isin(taken[:, 2], self.aids)]
             latency: list[int] = []
             bracket: list[int] = []
-            for _, t, aid, _s, _ty, _d, views, _dup in mine.tolist():
+            for _, _t, aid, _s, _ty, _d, views, _dup, t in mine.tolist():
                 waiting = self.open.get(aid)
                 if not waiting:
                     continue

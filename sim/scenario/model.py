@@ -14,6 +14,7 @@ from sim.scenario.expect import ExpectSection
 from sim.scenario.scheduler import SchedulerSection
 from sim.scenario.switches import SwitchOverrides
 from sim.scenario.types import DurationMs, InstantMs, Section, UtcOffsetMs
+from sim.scenario.upstream import UpstreamSection
 from sim.scenario.world import ArrivalsSection, CatalogSection, CurvesSection
 from sim.units import DEFAULT_EPOCH_MS, HOUR_MS
 
@@ -38,6 +39,7 @@ class Scenario(Section):
     switches: SwitchOverrides = SwitchOverrides()
     """Per-switch overrides of the profile (sim.cvsa.profile; docs/profiles.md)."""
     scheduler: SchedulerSection = SchedulerSection()
+    upstream: UpstreamSection = UpstreamSection()
     engine: EngineSection = EngineSection()
     expect: ExpectSection = ExpectSection()
     """Thresholds on the run's metrics, checked by ``sim check``."""

@@ -46,23 +46,31 @@ def arrival_events(world: World, start_ms: int, end_ms: int) -> list[tuple[int, 
 
 async def arrivals_process(ctx: Ctx, world: World, end_ms: int) -> None:
     """Discover new videos (metadata + first snapshot, §13.1) and classify songs (songs row + four
-    forced ``new`` rows at +1.5, 3, 5 and 10 min, §13.2; seed 000 "初始调度")."""
-    arr, store, emit = world.arrivals, ctx.store, ctx.emit
+    forced ``new`` rows at +1.5, 3, 5 and 10 min, §13.2; seed 000 "初始调度").
+
+    Each discovery and classification is its own process, started at its instant: one that
+    waits on the network never delays the next (the crawler runs them as separate jobs)."""
     for t, kind, i in arrival_events(world, ctx.now, end_ms):
         await ctx.engine.sleep_until(t)
-        aid = int(arr.aid[i])
-        published = int(arr.published_ms[i])
+        aid = int(world.arrivals.aid[i])
+        published = int(world.arrivals.published_ms[i])
         if kind == _DISCOVER:
-            await store.add_video(aid, published)
-            emit.discovered(ctx.now, aid, published)
-            try:  # getVideoInfo reads the video through the network like any snapshot
-                stats = await ctx.upstream.get_video(aid, ctx.now)
-            except UpstreamError:
-                continue  # no first snapshot; the dispatchers will find the video later
-            stored = await store.insert_snapshot(aid, stats.server_time_ms, stats.views)
-            emit.taken(ctx.now, aid, -1, -1, -1, stats.views, int(not stored))
+            ctx.engine.spawn(discover_video(ctx, aid, published), name="getVideoInfo")
         else:
-            await classify_song(ctx, aid, published)
+            ctx.engine.spawn(classify_song(ctx, aid, published), name="classifyVideo")
+
+
+async def discover_video(ctx: Ctx, aid: int, published_ms: int) -> None:
+    """``getVideoInfo``: the video joins ``bilibili_metadata`` and gets its first snapshot, read
+    through the network like any snapshot (§13.1)."""
+    await ctx.store.add_video(aid, published_ms)
+    ctx.emit.discovered(ctx.now, aid, published_ms)
+    try:
+        stats = await ctx.upstream.get_video(aid, ctx.now, task="getVideoInfo")
+    except UpstreamError:
+        return  # no first snapshot; the dispatchers will find the video later
+    stored = await ctx.store.insert_snapshot(aid, stats.server_time_ms, stats.views)
+    ctx.emit.taken(ctx.now, aid, -1, -1, -1, stats.views, int(not stored), stats.server_time_ms)
 
 
 async def classify_song(ctx: Ctx, aid: int, published_ms: int) -> bool:

@@ -12,7 +12,7 @@ from collections.abc import Callable, Coroutine
 from functools import partial
 from typing import Any, cast
 
-from sim.backends import MemoryStore, MemoryUpstream, MemoryWindowCounter
+from sim.backends import MemoryStore, MemoryWindowCounter
 from sim.cvsa import constants as C
 from sim.cvsa.profile import Switches, resolve
 from sim.cvsa.retry import Backoff
@@ -28,6 +28,7 @@ from sim.scheduler import cleanup, dispatch, feed, ticks, workers
 from sim.scheduler.context import Ctx, Emitters, Store
 from sim.scheduler.metering import Metered, metered
 from sim.units import Ms
+from sim.upstream import NetworkFaults, SimulatedUpstream
 from sim.world import World
 
 Processor = Callable[[Ctx, Job], Coroutine[Any, Any, None]]
@@ -82,12 +83,21 @@ class CvsaModel:
         self.setup = setup
         self.switches: Switches = resolve(scenario.profile, scenario.switches.as_overrides())
         self.world = World.build(scenario, streams)
+        self.network_faults = NetworkFaults()
         cfg = scenario.scheduler
         self.ctx = Ctx(
             engine=engine,
             store=store if store is not None else MemoryStore(),
             counter=counter if counter is not None else MemoryWindowCounter(),
-            upstream=upstream or MemoryUpstream(self.world.views, self.world.api_error),
+            upstream=upstream
+            or SimulatedUpstream(
+                engine,
+                scenario.upstream,
+                streams.stream("upstream"),
+                self.world.views,
+                self.world.api_error,
+                self.network_faults,
+            ),
             switches=self.switches,
             streams=streams,
             queue=Queue(engine, "snapshot", cfg.snapshot_concurrency),

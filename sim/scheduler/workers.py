@@ -43,6 +43,14 @@ from sim.units import HOUR_MS
 
 T = TypeVar("T")
 _ROW_GONE = SKIP_REASON.code("row_gone")
+# snapshotVideo's network task: milestone and new rows use snapshotMilestoneVideo (three
+# proxies), anything else (archive rows on the single path) snapshotVideo (two), §9, §14.2.
+_SINGLE_TASK = {
+    "milestone": "snapshotMilestoneVideo",
+    "new": "snapshotMilestoneVideo",
+    "archive": "snapshotVideo",
+    "normal": "snapshotVideo",
+}
 _BILI_STATUS = SKIP_REASON.code("bili_status")
 
 
@@ -121,7 +129,11 @@ async def snapshot_video(ctx: Ctx, job: Job) -> None:
     prev = await store.latest_snapshot(row.aid)  # read before the fetch, as deployed
     try:
         stats = await call_upstream(
-            ctx, job, row.aid, 1, lambda: ctx.upstream.get_video(row.aid, ctx.now)
+            ctx,
+            job,
+            row.aid,
+            1,
+            lambda: ctx.upstream.get_video(row.aid, ctx.now, task=_SINGLE_TASK[row.type]),
         )
     except UpstreamError as err:
         await _single_failed(ctx, row, err)
@@ -137,18 +149,19 @@ async def snapshot_video(ctx: Ctx, job: Job) -> None:
 async def _record(ctx: Ctx, row: ScheduleRow | None, stats: VideoStats) -> None:
     """Write the snapshot (unique on (aid, t): a duplicate is counted, not stored)."""
     stored = await ctx.store.insert_snapshot(stats.aid, stats.server_time_ms, stats.views)
-    if row is None:
-        ctx.emit.taken(ctx.now, stats.aid, -1, -1, -1, stats.views, int(not stored))
-    else:
-        ctx.emit.taken(
-            ctx.now,
-            stats.aid,
-            row.id,
-            TYPE_CODE[row.type],
-            row.started_at_ms,
-            stats.views,
-            int(not stored),
-        )
+    schedule, type_code, due = (
+        (-1, -1, -1) if row is None else (row.id, TYPE_CODE[row.type], row.started_at_ms)
+    )
+    ctx.emit.taken(
+        ctx.now,
+        stats.aid,
+        schedule,
+        type_code,
+        due,
+        stats.views,
+        int(not stored),
+        stats.server_time_ms,
+    )
 
 
 async def _single_failed(ctx: Ctx, row: ScheduleRow, err: UpstreamError) -> None:

@@ -89,7 +89,7 @@ class ScriptedUpstream:
                 raise err
         return now_ms
 
-    async def get_video(self, aid: int, now_ms: Ms) -> VideoStats:
+    async def get_video(self, aid: int, now_ms: Ms, task: str = "snapshotVideo") -> VideoStats:
         t = await self._answer_time(now_ms, (aid,))
         video = self.videos[aid]
         code = video.error(t)
@@ -97,7 +97,9 @@ class ScriptedUpstream:
             raise UpstreamError("bili_code", code)
         return VideoStats(aid, video.views(t), t)
 
-    async def get_videos(self, aids: Sequence[int], now_ms: Ms) -> list[VideoStats]:
+    async def get_videos(
+        self, aids: Sequence[int], now_ms: Ms, task: str = "bulkSnapshot"
+    ) -> list[VideoStats]:
         t = await self._answer_time(now_ms, tuple(aids))
         return [
             VideoStats(a, self.videos[a].views(t), t) for a in aids if not self.videos[a].error(t)

@@ -134,7 +134,7 @@ class Log:
 
     def taken(self, t: int, aid: int, views: int = 0, *, s: int = -1, type: str = "") -> None:
         code = ty(type) if type else -1
-        self.add(K.SnapshotTaken, t, aid, s, code, t if s >= 0 else -1, views, 0)
+        self.add(K.SnapshotTaken, t, aid, s, code, t if s >= 0 else -1, views, 0, t)
 
     def job_finished(self, t: int, job: int, *, single: bool = True) -> None:
         self.add(JobFinished, t, 0, job, SINGLE if single else BULK, 1)

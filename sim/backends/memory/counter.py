@@ -47,13 +47,15 @@ class MemoryUpstream:
         self._views = views
         self._api_error = api_error
 
-    async def get_video(self, aid: int, now_ms: Ms) -> VideoStats:
+    async def get_video(self, aid: int, now_ms: Ms, task: str = "snapshotVideo") -> VideoStats:
         code = self._api_error(aid, now_ms)
         if code:
             raise UpstreamError("bili_code", code)
         return VideoStats(aid, self._views(aid, now_ms), now_ms)
 
-    async def get_videos(self, aids: Sequence[int], now_ms: Ms) -> list[VideoStats]:
+    async def get_videos(
+        self, aids: Sequence[int], now_ms: Ms, task: str = "bulkSnapshot"
+    ) -> list[VideoStats]:
         views, api_error = self._views, self._api_error
         return [
             VideoStats(aid, views(aid, now_ms), now_ms)

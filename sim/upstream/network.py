@@ -1,0 +1,175 @@
+"""bilibili through the deployed proxies (reference §14), as the upstream port.
+
+One request (``NetworkDelegate.request``, §14.3):
+
+1. Shuffle the task's proxies (§14.2 table). For each: trigger the task limiter, if the task has
+   one, then that proxy's provider limiter; a denial moves on to the next proxy. If every proxy
+   is limited: ``no_proxy`` at once ("rate-limited everywhere right now", not a network failure).
+2. Draw the latency (log-normal, per request kind) and whether the request fails. A request that
+   times out -- drawn, or slower than the proxy's timeout -- takes the timeout, then fails.
+3. Through Aliyun FC any failure is ALICLOUD_PROXY_ERR (non-200 or exception, §14.4); through
+   native and cf-worker it is a fetch error, a timeout, or bilibili's 429/5xx.
+4. On success the counts are read at the midpoint of the request (the proxy's server time,
+   §2.2); a video the API cannot show raises its bilibili code (single path) or is left out of
+   the bulk response (reference Q3: the simulator's choice).
+
+Every request is logged (``UpstreamRequest``) with its proxy, latency and outcome. Faults
+(:class:`NetworkFaults`) change the behaviour while they last: an outage fails every request,
+a throttling storm divides every limit, a latency spike multiplies latencies.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from sim.engine import Engine
+from sim.events.cvsa_kinds import PROXY_OUTCOME, UpstreamRequest
+from sim.ports import UpstreamError, VideoStats
+from sim.scenario.upstream import LatencySection, UpstreamSection
+from sim.units import Ms
+from sim.upstream.limiter import BULK_TASK_TIERS, PROVIDER_TIERS, MultiTierLimiter
+
+ALICLOUD, CF_WORKER, NATIVE = "alicloud_hangzhou", "cf-worker", "native"
+TASK_PROXIES: dict[str, tuple[str, ...]] = {
+    "bulkSnapshot": (ALICLOUD,),
+    "snapshotVideo": (ALICLOUD, CF_WORKER),
+    "snapshotMilestoneVideo": (ALICLOUD, CF_WORKER, NATIVE),
+    "getVideoInfo": (ALICLOUD, CF_WORKER),
+}
+"""Proxies per network task (reference §14.2)."""
+THROTTLED_CODE = -412
+"""bilibili's "request blocked" code (a business error in a 200 response)."""
+_SINGLE, _BULK = 0, 1
+
+
+@dataclass
+class NetworkFaults:
+    """What the fault injector has switched on right now."""
+
+    outage: str | None = None
+    """Every request fails with this kind (``http_5xx``, ``timeout`` or ``fetch_error``)."""
+    latency_factor: float = 1.0
+    limit_scale: float = 1.0
+    """Every rate limit is divided by this."""
+
+
+class SimulatedUpstream:
+    """The upstream port over the synthetic world (see the module docstring)."""
+
+    def __init__(
+        self,
+        engine: Engine,
+        cfg: UpstreamSection,
+        rng: random.Random,
+        views: Callable[[int, Ms], int],
+        api_error: Callable[[int, Ms], int],
+        faults: NetworkFaults | None = None,
+    ) -> None:
+        self.engine = engine
+        self.cfg = cfg
+        self.rng = rng
+        self.views = views
+        self.api_error = api_error
+        self.faults = faults or NetworkFaults()
+        self.providers = {
+            p: MultiTierLimiter(PROVIDER_TIERS) for p in (ALICLOUD, CF_WORKER, NATIVE)
+        }
+        self.task_limiters = {("bulkSnapshot", ALICLOUD): MultiTierLimiter(BULK_TASK_TIERS)}
+        self.timeouts = {
+            ALICLOUD: cfg.timeouts.alicloud,
+            CF_WORKER: cfg.timeouts.cf_worker,
+            NATIVE: cfg.timeouts.native,
+        }
+        log = engine.log
+        self._proxy_idx = {p: log.name(p) for p in (ALICLOUD, CF_WORKER, NATIVE)}
+        self._emit = log.emitter(UpstreamRequest)
+
+    # -- the port -----------------------------------------------------------------------------
+    async def get_video(self, aid: int, now_ms: Ms, task: str = "snapshotVideo") -> VideoStats:
+        t_ms = await self._request(task, _SINGLE, 1, self.cfg.single)
+        code = self.api_error(aid, t_ms)
+        if code:
+            raise UpstreamError("bili_code", code)
+        return VideoStats(aid, self.views(aid, t_ms), t_ms)
+
+    async def get_videos(
+        self, aids: Sequence[int], now_ms: Ms, task: str = "bulkSnapshot"
+    ) -> list[VideoStats]:
+        t_ms = await self._request(task, _BULK, len(aids), self.cfg.bulk)
+        views, api_error = self.views, self.api_error
+        return [VideoStats(a, views(a, t_ms), t_ms) for a in aids if not api_error(a, t_ms)]
+
+    # -- one request --------------------------------------------------------------------------
+    def pick_proxy(self, task: str, now_ms: Ms) -> str | None:
+        """The first proxy (in shuffled order) whose limiters let the request through."""
+        proxies = list(TASK_PROXIES[task])
+        self.rng.shuffle(proxies)
+        if not self.cfg.rate_limits:
+            return proxies[0]
+        scale = self.faults.limit_scale
+        for proxy in proxies:
+            task_limiter = self.task_limiters.get((task, proxy))
+            if task_limiter is not None and not task_limiter.trigger(now_ms, scale):
+                continue
+            if self.providers[proxy].trigger(now_ms, scale):
+                return proxy
+        return None
+
+    async def _request(self, task: str, kind: int, n_aids: int, latency: LatencySection) -> Ms:
+        """Send one request; return the server time of its answer, or raise UpstreamError."""
+        engine = self.engine
+        start = engine.now
+        proxy = self.pick_proxy(task, start)
+        if proxy is None:
+            self._emit(start, -1, kind, n_aids, 0, PROXY_OUTCOME.code("no_proxy"))
+            raise UpstreamError("no_proxy")
+        delay = self._latency(latency)
+        failure = self.faults.outage or self._draw_failure()
+        timeout = self.timeouts[proxy]
+        if failure == "timeout" or delay > timeout:
+            failure, delay = "timeout", timeout
+        await engine.sleep(delay)
+        if failure == "throttled":
+            self._emit(
+                engine.now,
+                self._proxy_idx[proxy],
+                kind,
+                n_aids,
+                delay,
+                PROXY_OUTCOME.code("throttled"),
+            )
+            raise UpstreamError("bili_code", THROTTLED_CODE)
+        if failure is not None:
+            # Through Aliyun FC every failure becomes ALICLOUD_PROXY_ERR (§14.4).
+            error = "alicloud_error" if proxy == ALICLOUD else failure
+            self._emit(
+                engine.now, self._proxy_idx[proxy], kind, n_aids, delay, PROXY_OUTCOME.code(failure)
+            )
+            raise UpstreamError(error)
+        self._emit(
+            engine.now, self._proxy_idx[proxy], kind, n_aids, delay, PROXY_OUTCOME.code("ok")
+        )
+        return start + delay // 2
+
+    def _latency(self, latency: LatencySection) -> Ms:
+        sigma = math.log(latency.p99 / latency.median) / 2.3263478740408408  # z of 0.99
+        draw = self.rng.lognormvariate(math.log(latency.median), sigma)
+        return max(1, round(draw * self.faults.latency_factor))
+
+    def _draw_failure(self) -> str | None:
+        e = self.cfg.errors
+        u = self.rng.random()
+        for name, p in (
+            ("fetch_error", e.fetch_error),
+            ("timeout", e.timeout),
+            ("http_5xx", e.http_5xx),
+            ("http_429", e.http_429),
+            ("throttled", e.throttled),
+        ):
+            if u < p:
+                return name
+            u -= p
+        return None
