@@ -99,7 +99,7 @@ class Iteration(Protocol):
 class Process:
     """A coroutine driven by the engine."""
 
-    __slots__ = ("coro", "lazy", "name", "on_done", "tally")
+    __slots__ = ("coro", "dead", "lazy", "name", "on_done", "tally")
 
     def __init__(self, coro: Coroutine[Any, Any, Any], name: str, on_done: DoneCallback | None):
         self.coro = coro
@@ -109,6 +109,7 @@ class Process:
         self.lazy: Callable[[], None] | None = None
         # Scratch space a model may attach to the running process (e.g. per-job query counts).
         self.tally: Any = None
+        self.dead = False
 
 
 class Engine:
@@ -164,6 +165,11 @@ class Engine:
         """Queue a periodic-job iteration: ``target._due()`` is awaited at ``t_ms``, before other
         entries of that instant; among iterations, ``key`` (registration order) breaks ties."""
         heapq.heappush(self._iters, (t_ms, key, target))
+
+    def remove_iteration(self, target: Iteration) -> None:
+        """Drop a periodic job's pending iteration (its deployment was stopped)."""
+        self._iters = [e for e in self._iters if e[2] is not target]
+        heapq.heapify(self._iters)
 
     def peek_time(self) -> Ms | float:
         """The time of the next queued non-iteration entry, or infinity."""
@@ -229,7 +235,20 @@ class Engine:
         return _Wait(t_ms)
 
     def _resume(self, proc: Process) -> None:
-        self._step(proc, None)
+        if not proc.dead:
+            self._step(proc, None)
+
+    def kill(self, proc: Process) -> None:
+        """Stop ``proc`` where it is (a crashed worker): its coroutine is closed, so ``finally``
+        blocks run, its pending wake-up is ignored, and ``on_done`` is never called."""
+        if proc.dead:
+            return
+        proc.dead = True
+        self.current = proc
+        try:
+            proc.coro.close()
+        finally:
+            self.current = None
 
     def _step(self, proc: Process, send: object) -> None:
         log = self.log

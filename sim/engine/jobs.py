@@ -35,6 +35,7 @@ from sim.events.engine_kinds import (
     IterationStarted,
     JobAdded,
     JobFinished,
+    JobLost,
     JobStarted,
 )
 from sim.units import Ms
@@ -79,7 +80,10 @@ class Queue:
     active: int = 0
     wait: deque[Job] = field(default_factory=deque)
     prioritized: list[tuple[int, int, Job]] = field(default_factory=list)
+    paused: bool = False
+    running: dict[int, tuple[Job, Process]] = field(default_factory=dict)
     _counter: int = 0
+    _serial: int = 0
 
     def __post_init__(self) -> None:
         if self.concurrency < 1:
@@ -90,6 +94,7 @@ class Queue:
         self._emit_added = self.engine.log.emitter(JobAdded)
         self._emit_started = self.engine.log.emitter(JobStarted)
         self._emit_finished = self.engine.log.emitter(JobFinished)
+        self._emit_lost = self.engine.log.emitter(JobLost)
 
     def add(
         self,
@@ -137,13 +142,43 @@ class Queue:
 
     def can_start_now(self) -> bool:
         """A job enqueued now would start at once."""
-        return self.active < self.concurrency and not self.wait and not self.prioritized
+        return (
+            not self.paused
+            and self.active < self.concurrency
+            and not self.wait
+            and not self.prioritized
+        )
+
+    def crash(self) -> list[Job]:
+        """The worker process dies: every running job is lost (logged ``JobLost``) and nothing
+        starts until :meth:`resume`. Waiting and delayed jobs stay queued (they live in Redis)."""
+        self.paused = True
+        lost = []
+        eng = self.engine
+        for _, (job, proc) in sorted(self.running.items()):
+            eng.kill(proc)
+            sched = job.scheduler
+            name = job.name_idx if sched is None else sched.name_idx
+            self._emit_lost(eng.now, self.name_idx, job.id, name, job.due_ms)
+            if sched is not None:
+                sched._announced.discard(job.due_ms)
+            lost.append(job)
+        self.active -= len(self.running)
+        self.running.clear()
+        return lost
+
+    def resume(self) -> None:
+        """A worker is back: jobs start again."""
+        self.paused = False
+        self._pump()
 
     @property
     def waiting(self) -> int:
         return len(self.wait) + len(self.prioritized)
 
     def _pump(self) -> None:
+        if self.paused:
+            return
         while self.active < self.concurrency and (self.wait or self.prioritized):
             job = self.wait.popleft() if self.wait else heapq.heappop(self.prioritized)[2]
             self.active += 1
@@ -152,7 +187,10 @@ class Queue:
     def _start(self, job: Job) -> None:
         eng = self.engine
         sched = job.scheduler
-        proc = Process(job.processor(job), job.name, lambda v, e: self._done(job, v, e))
+        self._serial += 1
+        serial = self._serial
+        proc = Process(job.processor(job), job.name, lambda v, e: self._done(job, serial, v, e))
+        self.running[serial] = (job, proc)
         if sched is None:
             self._emit_started(eng.now, self.name_idx, job.id, job.name_idx, job.due_ms)
         else:
@@ -160,8 +198,9 @@ class Queue:
             proc.lazy = sched._announcer(job.due_ms, proc)
         eng.start_now(proc)
 
-    def _done(self, job: Job, value: Any, exc: BaseException | None) -> None:
+    def _done(self, job: Job, serial: int, value: Any, exc: BaseException | None) -> None:
         eng = self.engine
+        del self.running[serial]
         if exc is not None and not isinstance(exc, JobFailed):
             eng.fail(exc)
         job.result = value

@@ -72,6 +72,17 @@ PROXY_OUTCOME = enum(
     "throttled",
 )
 UPSTREAM_CALL = enum("upstream_call", "single", "bulk")
+FAULT_KIND = enum(
+    "fault_kind",
+    "upstream_outage",
+    "throttling_storm",
+    "latency_spike",
+    "counter_loss",
+    "scheduler_restart",
+    "slow_database",
+    "clock_skew",
+    "second_instance",
+)
 NO_WINDOW = -1
 """``window_ms`` of a creation that reserved nothing (every window full, §6.2 step 4)."""
 

@@ -119,3 +119,49 @@ class IdleIterations(NamedTuple):
     first_due_ms: int
     last_due_ms: int
     iterations: int
+
+
+@event(10)
+class JobLost(NamedTuple):
+    """A worker crashed while the job was running: it never finishes (periodic iterations have
+    ``job`` = -1 and ``name`` = the job scheduler). Its rows stay as they were."""
+
+    seq: int
+    t_ms: int
+    queue: int
+    job: int
+    name: int
+    due_ms: int
+
+
+@event(11)
+class JobInterrupted(NamedTuple):
+    """On restart, a job the previous run lost is marked failed as "scheduler restart, previous
+    run interrupted" (seed 001, 中断恢复)."""
+
+    seq: int
+    t_ms: int
+    queue: int
+    job: int
+    name: int
+    due_ms: int
+
+
+@event(12)
+class FaultStarted(NamedTuple):
+    """Fault number ``fault`` (its index in the scenario's ``[[faults]]``) began."""
+
+    seq: int
+    t_ms: int
+    fault: int
+    kind: int
+
+
+@event(13)
+class FaultEnded(NamedTuple):
+    """Fault number ``fault`` ended (instant faults end when they began)."""
+
+    seq: int
+    t_ms: int
+    fault: int
+    kind: int

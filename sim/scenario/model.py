@@ -11,6 +11,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from sim.scenario.expect import ExpectSection
+from sim.scenario.faults import Fault
 from sim.scenario.scheduler import SchedulerSection
 from sim.scenario.switches import SwitchOverrides
 from sim.scenario.types import DurationMs, InstantMs, Section, UtcOffsetMs
@@ -40,6 +41,8 @@ class Scenario(Section):
     """Per-switch overrides of the profile (sim.cvsa.profile; docs/profiles.md)."""
     scheduler: SchedulerSection = SchedulerSection()
     upstream: UpstreamSection = UpstreamSection()
+    faults: list[Fault] = Field(default_factory=list)
+    """What goes wrong, and when (``[[faults]]``, sim.scenario.faults)."""
     engine: EngineSection = EngineSection()
     expect: ExpectSection = ExpectSection()
     """Thresholds on the run's metrics, checked by ``sim check``."""

@@ -105,6 +105,15 @@ class Ctx:
         self.archive_rng = self.streams.stream("archive")
         self.retry_rng = self.streams.stream("retry")
 
+    skew_ms: int = 0
+    """How far the worker's clock is off the database's (the ``clock_skew`` fault)."""
+
     @property
     def now(self) -> int:
+        """The database's clock (``NOW()``): the ticks' and cleanup's queries, row timestamps."""
         return self.engine.now
+
+    @property
+    def worker_now(self) -> int:
+        """The worker's clock (``Date.now()``): every time the jobs compute themselves."""
+        return self.engine.now + self.skew_ms

@@ -23,7 +23,7 @@ async def dispatch_milestone_snapshots(ctx: Ctx, job: Job) -> None:
         eta = await adjusted_eta(ctx, aid)
         delay = milestone_delay_ms(eta, True)
         if delay is not None:
-            await schedule_snapshot(ctx, aid, "milestone", ctx.now + delay)
+            await schedule_snapshot(ctx, aid, "milestone", ctx.worker_now + delay)
 
 
 async def milestone_idle_until(ctx: Ctx, now: Ms) -> Ms:
@@ -46,7 +46,7 @@ async def dispatch_regular_snapshots(ctx: Ctx, job: Job) -> None:
         hours = await regular_interval(ctx, aid)
         latest = await ctx.store.latest_snapshot(aid)
         target = regular_dispatch_target_ms(
-            ctx.now, None if latest is None else latest.created_at_ms, hours, ctx.switches
+            ctx.worker_now, None if latest is None else latest.created_at_ms, hours, ctx.switches
         )
         await schedule_snapshot(ctx, aid, "normal", target)
 
@@ -63,11 +63,11 @@ async def dispatch_archive_snapshots(ctx: Ctx, job: Job) -> None:
     for aid in await ctx.store.songs_without_active_schedule("archive"):
         if sw.dispatch_time_caps and ctx.now - started > ARCHIVE_DISPATCH_CAP_MS:
             return
-        await schedule_snapshot(ctx, aid, "archive", next_saturday_ms(ctx.now, tz, keep))
+        await schedule_snapshot(ctx, aid, "archive", next_saturday_ms(ctx.worker_now, tz, keep))
     for aid in await ctx.store.non_songs_without_active_schedule("archive"):
         if sw.dispatch_time_caps and ctx.now - started > ARCHIVE_DISPATCH_CAP_MS:
             return
-        target = archive_target_nonsong_ms(ctx.now, tz, keep, ctx.archive_rng.random())
+        target = archive_target_nonsong_ms(ctx.worker_now, tz, keep, ctx.archive_rng.random())
         await schedule_snapshot(ctx, aid, "archive", target)
 
 

@@ -18,7 +18,7 @@ async def adjusted_eta(ctx: Ctx, aid: int) -> float:
     found, so when they are the same it is reused, and the upsert, which would write the same
     values (only ``updated_at`` moves, and nothing reads it, §11.1), is skipped.
     """
-    store, now = ctx.store, ctx.now
+    store, now = ctx.store, ctx.worker_now
     latest = await store.latest_snapshot(aid)
     if latest is None:
         return 0.0  # the deployed function returns 0 and writes nothing
@@ -37,6 +37,6 @@ async def adjusted_eta(ctx: Ctx, aid: int) -> float:
 async def regular_interval(ctx: Ctx, aid: int) -> int:
     """``getRegularSnapshotInterval(aid)`` in hours (reference §11.6)."""
     store = ctx.store
-    point = ctx.now - REGULAR_LOOKBACK_MS
+    point = ctx.worker_now - REGULAR_LOOKBACK_MS
     older = await store.snapshot_before(aid, point) or await store.closest_snapshot(aid, point)
     return regular_interval_hours(older, await store.latest_snapshot(aid))

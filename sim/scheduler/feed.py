@@ -81,5 +81,5 @@ async def classify_song(ctx: Ctx, aid: int, published_ms: int) -> bool:
         return False
     ctx.emit.classified(ctx.now, aid, published_ms)
     for offset in NEW_INITIAL_OFFSETS_MS:
-        await schedule_snapshot(ctx, aid, "new", ctx.now + offset, force=True)
+        await schedule_snapshot(ctx, aid, "new", ctx.worker_now + offset, force=True)
     return True

@@ -72,6 +72,8 @@ class Metered:
     def __init__(self, target: Any, engine: Engine) -> None:
         self._target = target
         self._engine = engine
+        self.delay_ms = 0
+        """Extra virtual time every call takes inside a job (the ``slow_database`` fault)."""
 
     def __getattr__(self, name: str) -> Any:
         fn = getattr(self._target, name)
@@ -79,8 +81,11 @@ class Metered:
         if kind is None and name != "reserve":
             return fn
         engine = self._engine
+        port = self
 
         async def call(*args: Any, **kwargs: Any) -> Any:
+            if port.delay_ms and engine.current is not None:
+                await engine.sleep(port.delay_ms)
             result = await fn(*args, **kwargs)
             proc = engine.current
             if proc is not None and proc.tally is not None:

@@ -8,7 +8,9 @@ snapshot jobs they create (§1.4).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
 from functools import partial
 from typing import Any, cast
 
@@ -16,7 +18,7 @@ from sim.backends import MemoryStore, MemoryWindowCounter
 from sim.cvsa import constants as C
 from sim.cvsa.profile import Switches, resolve
 from sim.cvsa.retry import Backoff
-from sim.engine import Engine, Job, Queue
+from sim.engine import Engine, Job, JobScheduler, Queue
 from sim.events.cvsa_kinds import QueryCounts
 from sim.metrics import Reducer
 from sim.metrics.cvsa import cvsa_reducers
@@ -26,6 +28,7 @@ from sim.rng import RandomStreams
 from sim.scenario import Scenario
 from sim.scheduler import cleanup, dispatch, feed, ticks, workers
 from sim.scheduler.context import Ctx, Emitters, Store
+from sim.scheduler.faults import Injector
 from sim.scheduler.metering import Metered, metered
 from sim.units import Ms
 from sim.upstream import NetworkFaults, SimulatedUpstream
@@ -63,6 +66,14 @@ PERIODIC: list[tuple[str, Ms, Processor, IdleHint | None]] = [
     ),
     ("scheduleCleanup", C.CLEANUP_EVERY_MS, cleanup.schedule_cleanup, cleanup.cleanup_idle_until),
 ]
+
+
+@dataclass
+class Instance:
+    """One scheduler deployment: its context (queue, processors) and its periodic jobs."""
+
+    ctx: Ctx
+    schedulers: list[JobScheduler]
 
 
 class CvsaModel:
@@ -115,10 +126,6 @@ class CvsaModel:
         ctx.store = cast(Store, Metered(ctx.store, engine))
         ctx.counter = cast(WindowCounter, Metered(ctx.counter, engine))
         self._emit_queries = engine.log.emitter(QueryCounts)
-        ctx.snapshot_video = self._metered("snapshotVideo", partial(workers.snapshot_video, ctx))
-        ctx.bulk_snapshot_video = self._metered(
-            "bulkSnapshotVideo", partial(workers.bulk_snapshot_video, ctx)
-        )
 
     def _metered(
         self, name: str, processor: Callable[[Job], Coroutine[Any, Any, Any]]
@@ -135,19 +142,47 @@ class CvsaModel:
         if self.setup is not None:  # tests: extra rows and snapshots before anything runs
             await self.setup(ctx)
         await cleanup.refresh_window_counts(ctx)
-        for name, every, processor, hint in PERIODIC:
-            ctx.queue.every(
-                name,
-                every,
-                self._metered(name, partial(processor, ctx)),
-                idle_until=None if hint is None else partial(hint, ctx),
-            )
+        self._wire(ctx, "")
         refresh = self.switches.window_refresh_every_ms
         if refresh is not None:
             ctx.engine.spawn(_refresh_loop(ctx, refresh), name="windowRefresh")
         ctx.engine.spawn(
             feed.arrivals_process(ctx, self.world, self.scenario.end_ms), name="arrivals"
         )
+        Injector(ctx, self.network_faults, self._start_instance, self._stop_instance).schedule(
+            self.scenario.faults, self.scenario.start_ms
+        )
+
+    def _wire(self, ctx: Ctx, suffix: str) -> Instance:
+        """Register one deployment's jobs on ``ctx.queue``: the snapshot workers and the
+        periodic jobs, metered, named with ``suffix`` (a second deployment's are ``#2``)."""
+        ctx.snapshot_video = self._metered(
+            "snapshotVideo" + suffix, partial(workers.snapshot_video, ctx)
+        )
+        ctx.bulk_snapshot_video = self._metered(
+            "bulkSnapshotVideo" + suffix, partial(workers.bulk_snapshot_video, ctx)
+        )
+        schedulers = [
+            ctx.queue.every(
+                name + suffix,
+                every,
+                self._metered(name + suffix, partial(processor, ctx)),
+                idle_until=None if hint is None else partial(hint, ctx),
+            )
+            for name, every, processor, hint in PERIODIC
+        ]
+        return Instance(ctx, schedulers)
+
+    def _start_instance(self, suffix: str) -> Instance:
+        """A second scheduler deployment on the same database, Redis hash and upstream."""
+        ctx = self.ctx
+        queue = Queue(ctx.engine, "snapshot" + suffix, self.scenario.scheduler.snapshot_concurrency)
+        return self._wire(dataclasses.replace(ctx, queue=queue, eta_memo={}), suffix)
+
+    def _stop_instance(self, instance: Instance) -> None:
+        instance.ctx.queue.crash()
+        for scheduler in instance.schedulers:
+            instance.ctx.engine.remove_iteration(scheduler)
 
     def reducers(self) -> list[Reducer]:
         sc = self.scenario

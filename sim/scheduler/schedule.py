@@ -46,7 +46,7 @@ async def drive_adjust(ctx: Ctx, expected_ms: Ms) -> Reservation:
     sw = ctx.switches
     gen = adjust_snapshot_time(
         expected_ms,
-        ctx.now,
+        ctx.worker_now,
         cap=sw.window_cap,
         forward_windows=sw.forward_search_windows,
         backward_windows=sw.backward_search_windows,

@@ -178,7 +178,7 @@ async def _single_failed(ctx: Ctx, row: ScheduleRow, err: UpstreamError) -> None
                 ctx,
                 row.aid,
                 retry.snapshot_type.value,
-                ctx.now + retry.delay_ms,
+                ctx.worker_now + retry.delay_ms,
                 force=retry.force,
                 adjust=retry.adjust,
             )
@@ -194,7 +194,7 @@ async def _continue_new(ctx: Ctx, row: ScheduleRow, stats: VideoStats) -> None:
     delay = new_continuation_ms(stats.server_time_ms - published, stats.views, ctx.switches)
     if delay is not None:
         await schedule_snapshot(
-            ctx, row.aid, "new", ctx.now + delay, force=ctx.switches.new_successors_forced
+            ctx, row.aid, "new", ctx.worker_now + delay, force=ctx.switches.new_successors_forced
         )
 
 
@@ -211,7 +211,7 @@ async def _continue_milestone(
     eta = await adjusted_eta(ctx, row.aid)
     delay = milestone_delay_ms(eta, ctx.switches.milestone_reeta_clamped)
     if delay is not None:
-        await schedule_snapshot(ctx, row.aid, "milestone", ctx.now + delay)
+        await schedule_snapshot(ctx, row.aid, "milestone", ctx.worker_now + delay)
 
 
 async def bulk_snapshot_video(ctx: Ctx, job: Job) -> None:
@@ -243,7 +243,7 @@ async def bulk_snapshot_video(ctx: Ctx, job: Job) -> None:
         rows = waiting.get(item.aid)
         prev = await store.latest_snapshot(item.aid)
         if prev is not None:  # §10.3 step 1: the bulk worker keeps the eta table fresh
-            speed = bulk_eta_speed(prev, item.views, ctx.now, BULK_ETA_DELTA)
+            speed = bulk_eta_speed(prev, item.views, ctx.worker_now, BULK_ETA_DELTA)
             eta = to_float4(eta_table_value(item.views, speed, BULK_ETA_DELTA))
             await store.upsert_eta(EtaRow(item.aid, eta, speed, item.views, ctx.now))
         await _record(ctx, rows.pop(0) if rows else None, item)
@@ -252,7 +252,7 @@ async def bulk_snapshot_video(ctx: Ctx, job: Job) -> None:
         for r in batch:  # every row of the batch, even deleted ones; archive rows excepted
             if r.type != "archive":
                 hours = await regular_interval(ctx, r.aid)
-                await schedule_snapshot(ctx, r.aid, "normal", ctx.now + hours * HOUR_MS)
+                await schedule_snapshot(ctx, r.aid, "normal", ctx.worker_now + hours * HOUR_MS)
 
 
 async def _bulk_failed(
@@ -272,7 +272,7 @@ async def _bulk_failed(
                 ctx,
                 r.aid,
                 retry.snapshot_type.value,
-                ctx.now + retry.delay_ms,
+                ctx.worker_now + retry.delay_ms,
                 force=retry.force,
                 adjust=retry.adjust,
             )

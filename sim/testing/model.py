@@ -136,11 +136,13 @@ def run_model(
     seed: int = 1,
     fault: Fault | None = None,
     latency_ms: Ms = 0,
+    faults: str = "",
 ) -> ModelRun:
     """Run the whole scheduler on ``videos`` for ``until`` (a duration) from ``start``.
 
     ``fault`` and ``latency_ms`` script the upstream beyond the videos' own error codes (see
-    :class:`ScriptedUpstream`)."""
+    :class:`ScriptedUpstream`). ``faults`` is TOML for ``[[faults]]`` tables (the scenario's
+    fault injector: counter loss, scheduler restart, slow database, clock skew, ...)."""
     lines = [
         'name = "harness"',
         f"seed = {seed}",
@@ -155,6 +157,8 @@ def run_model(
     sw = "\n".join(f"{k} = {_toml(v)}" for k, v in (switches or {}).items())
     if sw:
         lines.append(f"[switches]\n{sw}")
+    if faults:
+        lines.append(faults)
     scenario = parse_scenario("\n".join(lines), source="<run_model>", overrides=overrides)
     recorder = Recorder()
     log = EventLog([recorder])

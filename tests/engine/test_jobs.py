@@ -11,6 +11,7 @@ from sim.events.engine_kinds import (
     IterationsMissed,
     IterationStarted,
     JobFinished,
+    JobLost,
 )
 from sim.testing import run_engine
 
@@ -240,3 +241,35 @@ def test_process_wakeups_at_equal_times_are_fifo() -> None:
     run_engine(setup, 1000)
     # All wake at 150; even ones were re-queued at 50, odd ones at 100 -> evens first.
     assert order == [0, 2, 4, 1, 3, 5]
+
+
+def test_a_crash_loses_running_jobs_and_periodic_jobs_resume_by_the_scheduler_rules() -> None:
+    """Reference §1.4 after a worker crash: the pending iteration survives (it lives in Redis),
+    runs once when a worker is back, and the missed slots are skipped, not replayed."""
+    starts: list[int] = []
+    lost_jobs: list[str] = []
+
+    def setup(eng: Engine) -> None:
+        q = Queue(eng, "q", 2)
+
+        async def tick(job: Job) -> None:
+            starts.append(eng.now)
+
+        async def slow(job: Job) -> None:
+            try:
+                await eng.sleep(10_000)
+            finally:
+                lost_jobs.append(f"{job.name}@{eng.now}")
+
+        q.every("tick", 1000, tick)
+        q.add("slow", slow, delay_ms=100)
+        eng.call_at(1500, lambda _: q.crash())
+        eng.call_at(4200, lambda _: q.resume())
+
+    _, rec = run_engine(setup, 6000, elide=False)
+    assert starts == [0, 1000, 4200, 5000, 6000]
+    assert lost_jobs == ["slow@1500"]  # closed at the crash, never finished
+    assert [(e.t_ms, e.due_ms) for e in rec.events(JobLost)] == [(1500, 100)]
+    assert [e.job for e in rec.events(JobFinished)] == []
+    missed = [(m.t_ms, m.missed, m.next_due_ms) for m in rec.events(IterationsMissed)]
+    assert missed == [(4200, 2, 5000)]
