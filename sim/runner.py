@@ -19,6 +19,7 @@ import numpy as np
 import trio
 
 from sim import __version__
+from sim.backends import Backends, BackendSpec, make_backends, open_backends
 from sim.clock import Clock, ScaledRealClock, VirtualClock, wall_seconds
 from sim.determinism import deterministic_trio
 from sim.engine import Engine
@@ -43,8 +44,9 @@ class Model(Protocol):
         """Model-specific metrics, on top of the engine's."""
 
 
-ModelBuilder = Callable[[Scenario, Engine, RandomStreams], Model]
-"""Registers queues, periodic jobs and processes on a fresh engine; returns the model."""
+ModelBuilder = Callable[[Scenario, Engine, RandomStreams, Backends], Model]
+"""Registers queues, periodic jobs and processes on a fresh engine, on the given backends
+(not yet connected); returns the model."""
 
 
 @dataclass
@@ -91,6 +93,18 @@ def _manifest(
     }
 
 
+def spec_of(scenario: Scenario) -> BackendSpec:
+    """The backends a scenario's ``[backends]`` table asks for."""
+    b = scenario.backends
+    return BackendSpec(
+        store=b.store,
+        counter=b.counter,
+        schema=b.schema_name,
+        key_prefix=b.key_prefix,
+        reservation=b.reservation,
+    )
+
+
 def run_scenario(
     scenario: Scenario,
     build_model: ModelBuilder,
@@ -101,6 +115,7 @@ def run_scenario(
     observer: Callable[[int], None] | None = None,
     handle_sigint: bool = False,
     extra_sinks: Sequence[Sink] = (),
+    backends: BackendSpec | None = None,
 ) -> RunResult:
     """Run ``scenario`` with ``build_model`` and write ``manifest.json`` (and the saved log) into
     ``out_dir`` when given. Ctrl-C (with ``handle_sigint``) stops the run cleanly: the log is
@@ -120,14 +135,16 @@ def run_scenario(
         clock=clock, log=log, seed=scenario.seed, elide=scenario.engine.elide_idle_ticks
     )
     engine.observer = observer
-    model = build_model(scenario, engine, streams)
+    spec = backends or spec_of(scenario)
+    chosen = make_backends(spec)
+    model = build_model(scenario, engine, streams, chosen)
     reducer_sink.reducers.extend(model.reducers())
     log.open()
 
     async def main() -> None:
-        async with trio.open_nursery() as nursery:
-            if handle_sigint:
-                nursery.start_soon(_watch_sigint, engine, nursery.cancel_scope)
+        async with open_backends(chosen), trio.open_nursery() as nursery:
+            if handle_sigint:  # installed before the run starts, so no Ctrl-C slips past it
+                await nursery.start(_watch_sigint, engine, nursery.cancel_scope)
             await engine.run(scenario.end_ms, before=model.prepare)
             nursery.cancel_scope.cancel()
 
@@ -146,9 +163,15 @@ def run_scenario(
     return RunResult(manifest, metrics, out_dir, engine.partial, engine)
 
 
-async def _watch_sigint(engine: Engine, scope: trio.CancelScope) -> None:
+async def _watch_sigint(
+    engine: Engine,
+    scope: trio.CancelScope,
+    *,
+    task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
+) -> None:
     """First Ctrl-C: finish the current event and stop; second: cancel in-flight I/O too."""
     with trio.open_signal_receiver(signal.SIGINT) as signals:
+        task_status.started()
         presses = 0
         async for _ in signals:
             presses += 1

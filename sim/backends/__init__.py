@@ -1,5 +1,157 @@
-"""Backends: adapters behind the ports of :mod:`sim.ports`, one file each (httpx transports)."""
+"""Backends: adapters behind the ports of :mod:`sim.ports`, one file each (httpx transports), and
+the one place that chooses them (style-anchors R4).
+
+A backend is named by a spec string, on the command line (``--store``, ``--counter``) or in a
+scenario's ``[backends]`` table:
+
+* store: ``memory`` (default) | ``sqlite:PATH`` | ``postgresql://USER@HOST:PORT/DB``
+* counter: ``memory`` (default) | ``fakeredis`` | ``redis://HOST:PORT/DB``
+
+Adapters are built without I/O; :func:`open_backends` connects them (inside the run, under
+trio-asyncio when an asyncio driver is involved), checks that they hold no foreign data, and
+closes them however the run ends.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
 
 from sim.backends.memory import MemoryStore, MemoryUpstream, MemoryWindowCounter
 
-__all__ = ["MemoryStore", "MemoryUpstream", "MemoryWindowCounter"]
+Reservation = Literal["loop", "lua"]
+
+
+class BackendError(RuntimeError):
+    """The environment is at fault (a server unreachable, a schema holding foreign data): the
+    message is one line naming the URL and what to do."""
+
+
+class Lifecycle(Protocol):
+    """What every adapter offers besides its port."""
+
+    needs_asyncio: bool
+    """Its driver is asyncio-only (aiosqlite, psycopg, redis.asyncio): run it via trio-asyncio."""
+
+    async def open(self) -> None:
+        """Connect, create the schema or keys when absent, refuse foreign data (unless reset)."""
+
+    async def close(self) -> None:
+        """Disconnect; safe to call after a failed open."""
+
+
+@dataclass(frozen=True)
+class BackendSpec:
+    """Which backends a run uses."""
+
+    store: str = "memory"
+    counter: str = "memory"
+    reset: bool = False
+    """Drop what a previous run left in the schema / under the key prefix (never foreign data
+    unless this is set)."""
+    schema: str = "sim"
+    """PostgreSQL schema that holds the tables."""
+    key_prefix: str = "sim:"
+    """Prefix of every Redis key (the hash is ``<prefix>cvsa:snapshot_window_counts``)."""
+    reservation: Reservation = "loop"
+    """Window reservation on Redis: the deployed client-side loop (one round trip per probe) or
+    one Lua script."""
+
+    @property
+    def is_memory(self) -> bool:
+        return self.store == "memory" and self.counter == "memory"
+
+
+def make_store(spec: BackendSpec) -> Any:
+    """The schedule-and-snapshot store named by ``spec.store`` (not yet connected)."""
+    s = spec.store
+    if s == "memory":
+        return MemoryStore()
+    if s.startswith("sqlite:"):
+        from sim.backends.sqlite import SqliteStore
+
+        return SqliteStore(s.removeprefix("sqlite:"), reset=spec.reset)
+    if s.startswith(("postgresql://", "postgres://")):
+        from sim.backends.postgres import PostgresStore
+
+        return PostgresStore(s, schema=spec.schema, reset=spec.reset)
+    raise BackendError(
+        f"unknown store {s!r}: use memory, sqlite:PATH or postgresql://USER@HOST:PORT/DB"
+    )
+
+
+def make_counter(spec: BackendSpec) -> Any:
+    """The window counter named by ``spec.counter`` (not yet connected)."""
+    c = spec.counter
+    if c == "memory":
+        return MemoryWindowCounter()
+    if c == "fakeredis" or c.startswith(("redis://", "rediss://", "unix://")):
+        from sim.backends.redis import RedisWindowCounter
+
+        return RedisWindowCounter(
+            c, key_prefix=spec.key_prefix, reservation=spec.reservation, reset=spec.reset
+        )
+    raise BackendError(f"unknown counter {c!r}: use memory, fakeredis or redis://HOST:PORT/DB")
+
+
+@dataclass
+class Backends:
+    """A run's store and counter."""
+
+    store: Any
+    counter: Any
+
+    @property
+    def needs_asyncio(self) -> bool:
+        return bool(
+            getattr(self.store, "needs_asyncio", False)
+            or getattr(self.counter, "needs_asyncio", False)
+        )
+
+
+def make_backends(spec: BackendSpec) -> Backends:
+    return Backends(make_store(spec), make_counter(spec))
+
+
+@asynccontextmanager
+async def open_backends(backends: Backends) -> AsyncIterator[Backends]:
+    """Connect both adapters for the duration of the block (under trio-asyncio if needed)."""
+    if backends.needs_asyncio:
+        import trio_asyncio
+
+        async with trio_asyncio.open_loop(), _opened(backends):
+            yield backends
+    else:
+        async with _opened(backends):
+            yield backends
+
+
+@asynccontextmanager
+async def _opened(backends: Backends) -> AsyncIterator[None]:
+    opened: list[Any] = []
+    try:
+        for adapter in (backends.store, backends.counter):
+            if hasattr(adapter, "open"):
+                await adapter.open()
+                opened.append(adapter)
+        yield
+    finally:
+        for adapter in reversed(opened):
+            await adapter.close()
+
+
+__all__ = [
+    "BackendError",
+    "BackendSpec",
+    "Backends",
+    "Lifecycle",
+    "MemoryStore",
+    "MemoryUpstream",
+    "MemoryWindowCounter",
+    "make_backends",
+    "make_counter",
+    "make_store",
+    "open_backends",
+]

@@ -43,4 +43,8 @@ _register()
 
 def main() -> None:
     """Console-script entry point."""
-    cli.main()
+    try:
+        cli.main()
+    except KeyboardInterrupt:  # before or after a run's own Ctrl-C handling is in place
+        click.echo("interrupted", err=True)
+        raise SystemExit(EXIT_INTERRUPTED) from None

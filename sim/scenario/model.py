@@ -10,6 +10,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
+from sim.scenario.backends import BackendsSection
 from sim.scenario.expect import ExpectSection
 from sim.scenario.faults import Fault
 from sim.scenario.scheduler import SchedulerSection
@@ -44,6 +45,7 @@ class Scenario(Section):
     faults: list[Fault] = Field(default_factory=list)
     """What goes wrong, and when (``[[faults]]``, sim.scenario.faults)."""
     engine: EngineSection = EngineSection()
+    backends: BackendsSection = BackendsSection()
     expect: ExpectSection = ExpectSection()
     """Thresholds on the run's metrics, checked by ``sim check``."""
     catalog: CatalogSection = CatalogSection()

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any, cast
 
-from sim.backends import MemoryStore, MemoryWindowCounter
+from sim.backends import Backends, MemoryStore, MemoryWindowCounter
 from sim.cvsa import constants as C
 from sim.cvsa.profile import Switches, resolve
 from sim.cvsa.retry import Backoff
@@ -200,6 +200,10 @@ async def _refresh_loop(ctx: Ctx, every_ms: Ms) -> None:
         await cleanup.refresh_window_counts(ctx)
 
 
-def build_cvsa_model(scenario: Scenario, engine: Engine, streams: RandomStreams) -> CvsaModel:
-    """The runner's model builder for the CVSA scheduler on the in-memory backends."""
-    return CvsaModel(scenario, engine, streams)
+def build_cvsa_model(
+    scenario: Scenario, engine: Engine, streams: RandomStreams, backends: Backends | None = None
+) -> CvsaModel:
+    """The runner's model builder for the CVSA scheduler (memory backends unless given)."""
+    if backends is None:
+        return CvsaModel(scenario, engine, streams)
+    return CvsaModel(scenario, engine, streams, store=backends.store, counter=backends.counter)
