@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import platform
+import re
 import signal
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -19,7 +20,7 @@ import numpy as np
 import trio
 
 from sim import __version__
-from sim.backends import Backends, BackendSpec, make_backends, open_backends
+from sim.backends import BackendError, Backends, BackendSpec, make_backends, open_backends
 from sim.clock import Clock, ScaledRealClock, VirtualClock, wall_seconds
 from sim.determinism import deterministic_trio
 from sim.engine import Engine
@@ -66,9 +67,15 @@ def _manifest(
     log: EventLog,
     wall_s: float,
     speed: float | None,
+    spec: BackendSpec,
 ) -> dict[str, Any]:
     simulated_s = (engine.now - scenario.start_ms) / SECOND_MS
     return {
+        "backends": {
+            "store": redact(spec.store),
+            "counter": redact(spec.counter),
+            "reservation": spec.reservation,
+        },
         "event_log_sha256": log.fingerprint,
         "events": log.events,
         "seed": scenario.seed,
@@ -83,6 +90,7 @@ def _manifest(
         "compression_ratio": round(simulated_s / wall_s, 1) if wall_s > 0 else None,
         "partial": engine.partial,
         "clock": "virtual" if speed is None else f"real x{speed:g}",
+        "concurrent": engine.concurrent,
         "elide_idle_ticks": engine.elide,
         "engine_entries": engine.processed,
         "versions": {
@@ -91,6 +99,11 @@ def _manifest(
             "numpy": np.__version__,
         },
     }
+
+
+def redact(url: str) -> str:
+    """A backend URL without its password (manifests and messages are shared)."""
+    return re.sub(r"(://[^:/@]*):[^@]*@", r"\1:***@", url)
 
 
 def spec_of(scenario: Scenario) -> BackendSpec:
@@ -116,6 +129,7 @@ def run_scenario(
     handle_sigint: bool = False,
     extra_sinks: Sequence[Sink] = (),
     backends: BackendSpec | None = None,
+    concurrent: bool = False,
 ) -> RunResult:
     """Run ``scenario`` with ``build_model`` and write ``manifest.json`` (and the saved log) into
     ``out_dir`` when given. Ctrl-C (with ``handle_sigint``) stops the run cleanly: the log is
@@ -132,7 +146,11 @@ def run_scenario(
         sinks.append(FileSink(out_dir / EVENTS_FILE))
     log = EventLog(sinks)
     engine = Engine(
-        clock=clock, log=log, seed=scenario.seed, elide=scenario.engine.elide_idle_ticks
+        clock=clock,
+        log=log,
+        seed=scenario.seed,
+        elide=scenario.engine.elide_idle_ticks and not concurrent,
+        concurrent=concurrent,
     )
     engine.observer = observer
     spec = backends or spec_of(scenario)
@@ -150,9 +168,15 @@ def run_scenario(
 
     started = wall_seconds()
     with deterministic_trio(scenario.seed):
-        trio.run(main)
+        try:
+            trio.run(main)
+        except BaseExceptionGroup as group:  # trio's nurseries wrap errors in groups
+            backend = group.subgroup(BackendError)
+            if backend is not None:  # an environment problem: one clear line upstream
+                raise _first_leaf(backend) from None
+            raise
     wall = wall_seconds() - started
-    manifest = _manifest(scenario, engine, log, wall, speed)
+    manifest = _manifest(scenario, engine, log, wall, speed, spec)
     metrics = reducer_sink.result()
     if out_dir is not None:
         out_dir.mkdir(parents=True, exist_ok=True)
@@ -161,6 +185,13 @@ def run_scenario(
         # byte-identical for the same scenario and seed (wall-clock facts are in the manifest).
         (out_dir / SUMMARY_FILE).write_text(json.dumps(metrics, indent=2, sort_keys=True) + "\n")
     return RunResult(manifest, metrics, out_dir, engine.partial, engine)
+
+
+def _first_leaf(group: BaseExceptionGroup[BaseException]) -> BaseException:
+    exc: BaseException = group
+    while isinstance(exc, BaseExceptionGroup):
+        exc = exc.exceptions[0]
+    return exc
 
 
 async def _watch_sigint(

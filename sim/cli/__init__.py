@@ -31,11 +31,13 @@ def _register() -> None:
     # command, so that `sim --help` stays fast.
     from sim.cli import check as _check
     from sim.cli import curves as _curves
+    from sim.cli import load as _load
     from sim.cli import run as _run
 
     cli.add_command(_run.run)
     cli.add_command(_check.check)
     cli.add_command(_curves.curves)
+    cli.add_command(_load.load)
 
 
 _register()

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 
+from sim.backends import BackendError, BackendSpec
 from sim.scenario import Scenario, ScenarioError, load_scenario
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -40,3 +43,65 @@ def load_or_exit(path: Path, overrides: tuple[str, ...], seed: int | None) -> Sc
         for problem in exc.problems:
             click.echo(f"error: {problem}", err=True)
         sys.exit(2)
+
+
+def backend_options(fn: F) -> F:
+    """--store, --counter, --reservation, --reset: the same on run and load."""
+    fn = click.option(
+        "--reset",
+        is_flag=True,
+        help="Drop what an earlier run left in the store's schema and under the counter's key "
+        "prefix before starting (never needed for memory).",
+    )(fn)
+    fn = click.option(
+        "--reservation",
+        type=click.Choice(["loop", "lua"]),
+        default=None,
+        help="Window reservation on Redis: the deployed client-side loop (one round trip per "
+        "probed window) or one Lua script [default: the scenario's, else loop].",
+    )(fn)
+    fn = click.option(
+        "--counter",
+        metavar="SPEC",
+        default=None,
+        help="Window counter: memory | fakeredis | redis://HOST:PORT/DB "
+        "[default: the scenario's [backends], else memory].",
+    )(fn)
+    fn = click.option(
+        "--store",
+        metavar="SPEC",
+        default=None,
+        help="Schedule and snapshot store: memory | sqlite:PATH | "
+        "postgresql://USER@HOST:PORT/DB [default: the scenario's [backends], else memory].",
+    )(fn)
+    return fn
+
+
+def backend_spec(
+    scenario: Scenario,
+    store: str | None,
+    counter: str | None,
+    reservation: str | None,
+    reset: bool,
+) -> BackendSpec:
+    """The scenario's [backends], with the command line's choices on top."""
+    from sim.runner import spec_of
+
+    spec = spec_of(scenario)
+    return dataclasses.replace(
+        spec,
+        store=store or spec.store,
+        counter=counter or spec.counter,
+        reservation=reservation or spec.reservation,  # type: ignore[arg-type]
+        reset=reset,
+    )
+
+
+@contextmanager
+def backend_errors() -> Iterator[None]:
+    """An unreachable server or foreign data: one line, no traceback, exit status 1."""
+    try:
+        yield
+    except BackendError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(1)

@@ -8,7 +8,13 @@ from pathlib import Path
 
 import click
 
-from sim.cli.common import load_or_exit, scenario_options
+from sim.cli.common import (
+    backend_errors,
+    backend_options,
+    backend_spec,
+    load_or_exit,
+    scenario_options,
+)
 from sim.cli.progress import Progress
 from sim.runner import run_scenario
 
@@ -32,6 +38,7 @@ from sim.runner import run_scenario
     metavar="K",
     help="Run on the real clock, K times faster than production (default: virtual).",
 )
+@backend_options
 @click.option("--json", "as_json", is_flag=True, help="Print the manifest and metrics as JSON.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress display.")
 def run(
@@ -41,6 +48,10 @@ def run(
     out_dir: Path | None,
     save_events: bool,
     speed: float | None,
+    store: str | None,
+    counter: str | None,
+    reservation: str | None,
+    reset: bool,
     as_json: bool,
     quiet: bool,
 ) -> None:
@@ -54,9 +65,13 @@ def run(
 
     scenario = load_or_exit(scenario_path, overrides, seed)
     out = out_dir or Path("reports") / scenario.name
-    with Progress(
-        scenario.name, scenario.start_ms, scenario.end_ms, enabled=not quiet and not as_json
-    ) as progress:
+    spec = backend_spec(scenario, store, counter, reservation, reset)
+    with (
+        backend_errors(),
+        Progress(
+            scenario.name, scenario.start_ms, scenario.end_ms, enabled=not quiet and not as_json
+        ) as progress,
+    ):
         result = run_scenario(
             scenario,
             build_cvsa_model,
@@ -65,6 +80,7 @@ def run(
             speed=speed,
             observer=progress.observe,
             handle_sigint=True,
+            backends=spec,
         )
     m = result.manifest
     if as_json:

@@ -99,7 +99,7 @@ class Iteration(Protocol):
 class Process:
     """A coroutine driven by the engine."""
 
-    __slots__ = ("coro", "dead", "lazy", "name", "on_done", "tally")
+    __slots__ = ("coro", "dead", "lazy", "name", "on_done", "scope", "tally")
 
     def __init__(self, coro: Coroutine[Any, Any, Any], name: str, on_done: DoneCallback | None):
         self.coro = coro
@@ -110,13 +110,30 @@ class Process:
         # Scratch space a model may attach to the running process (e.g. per-job query counts).
         self.tally: Any = None
         self.dead = False
+        # Concurrent (load-harness) mode: the cancel scope of the trio task driving it.
+        self.scope: trio.CancelScope | None = None
 
 
 class Engine:
     """Virtual-time discrete-event engine (see module docstring)."""
 
-    def __init__(self, *, clock: Clock, log: EventLog, seed: int = 0, elide: bool = True) -> None:
+    def __init__(
+        self,
+        *,
+        clock: Clock,
+        log: EventLog,
+        seed: int = 0,
+        elide: bool = True,
+        concurrent: bool = False,
+    ) -> None:
+        if concurrent and clock.is_virtual:
+            raise SimulationError("concurrent processes need a real clock (sim load, --speed)")
         self.clock = clock
+        self.concurrent = concurrent
+        """Load-harness mode: each process runs in its own trio task on the real clock, so jobs
+        wait on I/O at the same time, as a worker pool does. Not deterministic."""
+        self._nursery: trio.Nursery | None = None
+        self._wake = trio.Event()
         self.log = log
         self.seed = seed
         self.elide = elide
@@ -155,11 +172,15 @@ class Engine:
             raise SimulationError(f"cannot schedule at {t_ms}, before now ({self.now})")
         self._seq += 1
         heapq.heappush(self._heap, (t_ms, PRIORITY_DEFAULT, self._seq, fn, arg))
+        if self.concurrent:
+            self._wake.set()
 
     def call_now(self, fn: Callable[[Any], None], arg: Any = None) -> None:
         """Run ``fn(arg)`` at the current instant, after what is already queued for it."""
         self._seq += 1
         heapq.heappush(self._heap, (self.now, PRIORITY_DEFAULT, self._seq, fn, arg))
+        if self.concurrent:
+            self._wake.set()
 
     def push_iteration(self, t_ms: Ms, key: int, target: Iteration) -> None:
         """Queue a periodic-job iteration: ``target._due()`` is awaited at ``t_ms``, before other
@@ -220,7 +241,10 @@ class Engine:
 
     def start_now(self, proc: Process) -> None:
         """Run ``proc`` to its first suspension *now*; only as the last act of an entry."""
-        self._step(proc, None)
+        if self.concurrent:
+            self._resume(proc)
+        else:
+            self._step(proc, None)
 
     def sleep(self, delay_ms: Ms) -> _Wait:
         """``await engine.sleep(d)`` inside a process: resume ``d`` ms later."""
@@ -229,14 +253,53 @@ class Engine:
         return _Wait(self.now + delay_ms)
 
     def sleep_until(self, t_ms: Ms) -> _Wait:
-        """``await engine.sleep_until(t)`` inside a process."""
+        """``await engine.sleep_until(t)`` inside a process. On the real clock an instant that
+        has already passed resumes at once (the process is late, not wrong)."""
         if t_ms < self.now:
+            if self.concurrent:
+                return _Wait(self.now)
             raise SimulationError(f"cannot sleep until {t_ms}, before now ({self.now})")
         return _Wait(t_ms)
 
     def _resume(self, proc: Process) -> None:
-        if not proc.dead:
+        if proc.dead:
+            return
+        if self.concurrent:
+            assert self._nursery is not None
+            self._nursery.start_soon(self._drive, proc)
+        else:
             self._step(proc, None)
+
+    async def _drive(self, proc: Process) -> None:
+        """Concurrent mode: run ``proc`` to completion in this trio task, on the real clock."""
+        clock = self.clock
+        send: object = None
+        with trio.CancelScope() as scope:
+            proc.scope = scope
+            while True:
+                self.now = max(self.now, clock.virtual_now_ms())  # type: ignore[attr-defined]
+                log = self.log
+                log.lazy, self.current = proc.lazy, proc
+                try:
+                    if type(send) is _Thrown:
+                        yielded = proc.coro.throw(send.exc)
+                    else:
+                        yielded = proc.coro.send(send)
+                except StopIteration as stop:
+                    self._finish(proc, stop.value, None)
+                    return
+                except BaseException as exc:  # routed to on_done, or it aborts the run
+                    self._finish(proc, None, exc)
+                    if proc.on_done is None:
+                        raise
+                    return
+                finally:
+                    log.lazy, self.current = None, None
+                if type(yielded) is _Wait:
+                    await clock.wait_until(yielded.t_ms)
+                    send = None
+                else:
+                    send = await _forward_trap(yielded)
 
     def kill(self, proc: Process) -> None:
         """Stop ``proc`` where it is (a crashed worker): its coroutine is closed, so ``finally``
@@ -244,6 +307,10 @@ class Engine:
         if proc.dead:
             return
         proc.dead = True
+        if proc.scope is not None:  # concurrent mode: its task unwinds it
+            proc.on_done = None
+            proc.scope.cancel()
+            return
         self.current = proc
         try:
             proc.coro.close()
@@ -306,20 +373,53 @@ class Engine:
         ``RunStarted`` record and before any entry runs.
         """
         self.until_ms = until_ms
-        self.clock.start()
         self.log.emitter(RunStarted)(self.now, until_ms, self.seed)
         try:
             if before is not None:
                 await before()
-            await self._loop(until_ms)
+            # On the real clock, time starts after the setup: loading the initial database can
+            # take a while on a real server, and the run must not start behind schedule.
+            self.clock.start()
+            if self.concurrent:
+                async with trio.open_nursery() as nursery:
+                    self._nursery = nursery
+                    await self._loop(until_ms)
+                    nursery.cancel_scope.cancel()  # processes still running at the end stop
+            else:
+                await self._loop(until_ms)
         except BaseException:
             self.partial = True
             raise
         finally:
+            self._close_suspended()
             for fin in self.finalizers:
                 fin()
             self.log.emitter(RunEnded)(self.now, int(self.partial))
             self.log.close(partial=self.partial)
+
+    def _close_suspended(self) -> None:
+        """The run is over: close every process still waiting on the heap, in heap order, so
+        that their ``finally`` blocks run now (and log before ``RunEnded``), not at some later
+        garbage collection -- and processes that never started do not warn."""
+        for entry in sorted(self._heap, key=lambda e: (e[0], e[1], e[2])):
+            if entry[3] == self._resume_cb and not entry[4].dead:
+                proc = entry[4]
+                proc.dead = True
+                self.current = proc
+                try:
+                    proc.coro.close()
+                finally:
+                    self.current = None
+        self._heap.clear()
+
+    async def _wait_for(self, t: Ms) -> None:
+        """Real clock: wait until ``t``, or -- concurrent mode -- until a process adds an entry."""
+        if not self.concurrent:
+            await self.clock.wait_until(t)
+            return
+        self._wake = trio.Event()
+        with trio.move_on_at(self.clock.trio_time(t)):  # type: ignore[attr-defined]
+            await self._wake.wait()
 
     async def _loop(self, until_ms: Ms) -> None:
         heap = self._heap
@@ -335,10 +435,12 @@ class Engine:
                 if t > until_ms:
                     break
                 if not virtual and t > waited_to:
-                    await clock.wait_until(t)
+                    await self._wait_for(t)
+                    if self.concurrent and clock.virtual_now_ms() < t:  # type: ignore[attr-defined]
+                        continue  # woken by a new entry: look again
                     waited_to = t
                 _, _, it = pop(iters)
-                self.now = t
+                self.now = t if virtual else max(self.now, t)
                 if not (self.elide and await self._elide_from(it)):
                     await it._due()
             elif heap:
@@ -347,11 +449,16 @@ class Engine:
                 if t > until_ms:
                     break
                 if not virtual and t > waited_to:
-                    await clock.wait_until(t)
+                    await self._wait_for(t)
+                    if self.concurrent and clock.virtual_now_ms() < t:  # type: ignore[attr-defined]
+                        continue
                     waited_to = t
                 pop(heap)
-                self.now = t
+                self.now = t if virtual else max(self.now, t)
                 entry[3](entry[4])
+            elif self.concurrent and clock.virtual_now_ms() < until_ms:  # type: ignore[attr-defined]
+                await self._wait_for(until_ms)  # processes may still add entries
+                continue
             else:
                 break
             while self._trap is not None:
@@ -369,4 +476,5 @@ class Engine:
         if self._stop:
             self.partial = True
         else:
-            self.now = max(self.now, until_ms)
+            # On the real clock a late loop can overshoot: the run still ends at until_ms.
+            self.now = until_ms if not virtual else max(self.now, until_ms)

@@ -330,3 +330,30 @@ class UpstreamRequest(NamedTuple):
     aids: int
     latency_ms: int
     outcome: int
+
+
+@event(118)
+class PortCall(NamedTuple):
+    """Load mode only: one call of a port method (``method``: "store.due_schedules", ...) took
+    ``wall_us`` microseconds of wall time on the real backend."""
+
+    seq: int
+    t_ms: int
+    method: int
+    wall_us: int
+
+
+@event(119)
+class JobTimed(NamedTuple):
+    """Load mode only: a job (``name``; periodic iterations have ``job`` = -1) started
+    ``lag_ms`` virtual ms after it was due and ran ``wall_us`` microseconds; ``budget_us`` is its
+    period in wall time at the run's speed (0 for jobs that are not periodic). A periodic job
+    whose ``wall_us`` exceeds ``budget_us`` overran its period."""
+
+    seq: int
+    t_ms: int
+    name: int
+    job: int
+    lag_ms: int
+    wall_us: int
+    budget_us: int

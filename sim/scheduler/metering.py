@@ -12,10 +12,14 @@ each one ran exactly one query, its due query, which reports add from ``IdleIter
 from __future__ import annotations
 
 from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
 from typing import Any
 
+from sim.clock import wall_seconds
 from sim.engine import Engine, Job
+from sim.events.cvsa_kinds import PortCall
 from sim.ports import Reserved
+from sim.units import Ms
 
 READ, WRITE, REDIS = 0, 1, 2
 
@@ -67,11 +71,15 @@ KINDS: dict[str, int] = {
 
 
 class Metered:
-    """A port whose calls are counted into ``engine.current.tally`` (when a tally is attached)."""
+    """A port whose calls are counted into ``engine.current.tally`` (when a tally is attached).
 
-    def __init__(self, target: Any, engine: Engine) -> None:
+    In load mode (``timed``) every call's wall time is also logged (``PortCall``)."""
+
+    def __init__(self, target: Any, engine: Engine, *, port: str = "", timed: bool = False) -> None:
         self._target = target
         self._engine = engine
+        self._port = port
+        self._timed = timed
         self.delay_ms = 0
         """Extra virtual time every call takes inside a job (the ``slow_database`` fault)."""
 
@@ -82,6 +90,8 @@ class Metered:
             return fn
         engine = self._engine
         port = self
+        if self._timed:
+            fn = _timed(fn, engine, engine.log.name(f"{self._port}.{name}"))
 
         async def call(*args: Any, **kwargs: Any) -> Any:
             if port.delay_ms and engine.current is not None:
@@ -100,21 +110,58 @@ class Metered:
         return call
 
 
+def _timed(fn: Callable[..., Any], engine: Engine, method: int) -> Callable[..., Any]:
+    emit = engine.log.emitter(PortCall)
+
+    async def call(*args: Any, **kwargs: Any) -> Any:
+        if engine.current is None:  # set-up (loading the catalogue) is not load
+            return await fn(*args, **kwargs)
+        t0 = wall_seconds()
+        try:
+            return await fn(*args, **kwargs)
+        finally:
+            emit(engine.now, method, round((wall_seconds() - t0) * 1e6))
+
+    return call
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Load mode: log each job's wall time and lag (``JobTimed``); ``speed`` converts a
+    periodic job's period into its wall budget."""
+
+    emit: Callable[..., None]
+    speed: float
+    lag_ms: Callable[[Ms], Ms]
+    """Virtual ms by which the wall clock is past a given virtual instant."""
+
+
 def metered(
     engine: Engine,
     emit: Callable[..., None],
     name_idx: int,
     processor: Callable[[Job], Coroutine[Any, Any, Any]],
+    *,
+    timing: Timing | None = None,
+    every_ms: Ms = 0,
 ) -> Callable[[Job], Coroutine[Any, Any, Any]]:
-    """Wrap a job processor so that its port calls are tallied and logged when it ends."""
+    """Wrap a job processor so that its port calls are tallied and logged when it ends (and,
+    in load mode, its wall time and lag)."""
 
     async def run(job: Job) -> Any:
         proc = engine.current
         assert proc is not None
         tally = proc.tally = [0, 0, 0]
+        if timing is not None:
+            lag, t0 = timing.lag_ms(job.due_ms), wall_seconds()
         try:
             return await processor(job)
         finally:
+            if timing is not None:
+                budget = round(every_ms * 1000 / timing.speed) if every_ms else 0
+                timing.emit(
+                    engine.now, name_idx, job.id, lag, round((wall_seconds() - t0) * 1e6), budget
+                )
             # Only a job that logged something (an announced iteration, or any plain job):
             # logging here must not turn an idle iteration into a busy one.
             if proc.lazy is None and any(tally):

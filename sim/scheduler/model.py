@@ -19,7 +19,7 @@ from sim.cvsa import constants as C
 from sim.cvsa.profile import Switches, resolve
 from sim.cvsa.retry import Backoff
 from sim.engine import Engine, Job, JobScheduler, Queue
-from sim.events.cvsa_kinds import QueryCounts
+from sim.events.cvsa_kinds import JobTimed, QueryCounts
 from sim.metrics import Reducer
 from sim.metrics.cvsa import cvsa_reducers
 from sim.metrics.invariants import cvsa_invariant_reducers
@@ -29,7 +29,7 @@ from sim.scenario import Scenario
 from sim.scheduler import cleanup, dispatch, feed, ticks, workers
 from sim.scheduler.context import Ctx, Emitters, Store
 from sim.scheduler.faults import Injector
-from sim.scheduler.metering import Metered, metered
+from sim.scheduler.metering import Metered, Timing, metered
 from sim.units import Ms
 from sim.upstream import NetworkFaults, SimulatedUpstream
 from sim.world import World
@@ -123,15 +123,33 @@ class CvsaModel:
         )
         ctx = self.ctx
         # Count every port call per job (SQL-equivalent query counts, sim.scheduler.metering).
-        ctx.store = cast(Store, Metered(ctx.store, engine))
-        ctx.counter = cast(WindowCounter, Metered(ctx.counter, engine))
+        # Load mode (a concurrent engine on the real clock) also times every call and job.
+        timed = engine.concurrent
+        ctx.store = cast(Store, Metered(ctx.store, engine, port="store", timed=timed))
+        ctx.counter = cast(WindowCounter, Metered(ctx.counter, engine, port="counter", timed=timed))
         self._emit_queries = engine.log.emitter(QueryCounts)
+        self._timing = (
+            Timing(
+                engine.log.emitter(JobTimed),
+                getattr(engine.clock, "speed", 1.0),
+                engine.clock.lag_ms,
+            )
+            if timed
+            else None
+        )
 
     def _metered(
-        self, name: str, processor: Callable[[Job], Coroutine[Any, Any, Any]]
+        self, name: str, processor: Callable[[Job], Coroutine[Any, Any, Any]], every_ms: Ms = 0
     ) -> Callable[[Job], Coroutine[Any, Any, Any]]:
         engine = self.ctx.engine
-        return metered(engine, self._emit_queries, engine.log.name(name), processor)
+        return metered(
+            engine,
+            self._emit_queries,
+            engine.log.name(name),
+            processor,
+            timing=self._timing,
+            every_ms=every_ms,
+        )
 
     async def prepare(self) -> None:
         """At the start instant: load the catalogue, build the window counts from pending rows
@@ -166,7 +184,7 @@ class CvsaModel:
             ctx.queue.every(
                 name + suffix,
                 every,
-                self._metered(name + suffix, partial(processor, ctx)),
+                self._metered(name + suffix, partial(processor, ctx), every),
                 idle_until=None if hint is None else partial(hint, ctx),
             )
             for name, every, processor, hint in PERIODIC

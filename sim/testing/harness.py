@@ -46,12 +46,19 @@ def run_engine(
     elide: bool = True,
     seed: int = 0,
     clock: Clock | None = None,
+    concurrent: bool = False,
 ) -> tuple[Engine, Recorder]:
     """Build an engine at ``epoch_ms``, let ``setup`` register queues and processes, run it to
     ``until_ms`` and return the engine and the recorder."""
     rec = Recorder()
     log = EventLog([rec])
-    engine = Engine(clock=clock or VirtualClock(epoch_ms), log=log, seed=seed, elide=elide)
+    engine = Engine(
+        clock=clock or VirtualClock(epoch_ms),
+        log=log,
+        seed=seed,
+        elide=elide,
+        concurrent=concurrent,
+    )
     setup(engine)
     log.open()
 

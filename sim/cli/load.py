@@ -1,0 +1,211 @@
+"""``sim load``: the scheduler on real backends and the real clock, K times faster than
+production -- the servers see the scenario's load shape compressed K-fold (issue 7)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from sim.cli.common import (
+    backend_errors,
+    backend_options,
+    backend_spec,
+    load_or_exit,
+    scenario_options,
+)
+from sim.cli.progress import Progress
+from sim.runner import run_scenario
+from sim.scenario import Scenario
+from sim.units import SECOND_MS, format_duration_ms
+
+OVERRUN_LIMIT = 0.01
+"""A speed is sustained while at most 1 % of periodic iterations overrun their period ..."""
+LAG_LIMIT_S = 1.0
+"""... and the p99 lag of periodic iterations stays within one snapshotTick period (1 s)."""
+
+
+def _sustained(metrics: dict[str, Any]) -> bool:
+    fractions = [v for k, v in metrics.items() if k.endswith(".overrun_fraction")]
+    lag = metrics.get("load.lag.p99_s", 0.0)
+    return bool(fractions) and max(fractions) <= OVERRUN_LIMIT and lag <= LAG_LIMIT_S
+
+
+@click.command()
+@scenario_options
+@backend_options
+@click.option(
+    "--speed",
+    type=click.FloatRange(min=0, min_open=True),
+    metavar="K",
+    default=100.0,
+    show_default=True,
+    help="Run K times faster than production (the starting speed with --ramp).",
+)
+@click.option(
+    "--ramp",
+    is_flag=True,
+    help="Double K step by step (fresh state each step) until the backends stop "
+    "keeping up; report the highest K sustained.",
+)
+@click.option(
+    "--step",
+    "step_s",
+    type=click.FloatRange(min=1),
+    default=20.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="With --ramp: wall seconds per step.",
+)
+@click.option(
+    "--max-speed",
+    type=click.FloatRange(min=1),
+    default=100_000.0,
+    show_default=True,
+    metavar="K",
+    help="With --ramp: stop doubling here.",
+)
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Report directory [default: reports/<scenario name>-load/].",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress display.")
+def load(
+    scenario_path: Path,
+    seed: int | None,
+    overrides: tuple[str, ...],
+    store: str | None,
+    counter: str | None,
+    reservation: str | None,
+    reset: bool,
+    speed: float,
+    ramp: bool,
+    step_s: float,
+    max_speed: float,
+    out_dir: Path | None,
+    as_json: bool,
+    quiet: bool,
+) -> None:
+    """Drive real backends with SCENARIO's load shape, K times faster than production.
+
+    Every query is timed (per query kind: p50, p99, max); every periodic job is checked
+    against its period (an overrun: a run that took longer than its period at this speed); the
+    lag of each iteration behind its schedule is recorded. Jobs run concurrently, as the 50
+    workers of the snapshot queue do; tick elision is off, so idle ticks query like the real
+    ones. Example:
+
+        sim load scenarios/baseline.toml --store postgresql://postgres@127.0.0.1:5432/test
+          --counter redis://127.0.0.1:6379/0 --speed 200 --reset
+    """
+    from sim.scheduler import build_cvsa_model
+
+    scenario = load_or_exit(scenario_path, overrides, seed)
+    spec = backend_spec(scenario, store, counter, reservation, reset)
+    out = out_dir or Path("reports") / f"{scenario.name}-load"
+    steps: list[dict[str, Any]] = []
+    k = speed
+    while True:
+        run_scenario_ = _one(scenario, ramp, step_s, k)
+        step_spec = dataclasses.replace(spec, reset=spec.reset or (ramp and bool(steps)))
+        with (
+            backend_errors(),
+            Progress(
+                f"{scenario.name} x{k:g}",
+                run_scenario_.start_ms,
+                run_scenario_.end_ms,
+                enabled=not quiet and not as_json,
+            ) as progress,
+        ):
+            result = run_scenario(
+                run_scenario_,
+                build_cvsa_model,
+                out_dir=out / f"x{k:g}" if ramp else out,
+                speed=k,
+                observer=progress.observe,
+                handle_sigint=True,
+                backends=step_spec,
+                concurrent=True,
+            )
+        ok = _sustained(result.metrics) and not result.partial
+        steps.append(
+            {
+                "speed": k,
+                "sustained": ok,
+                "metrics": result.metrics,
+                "wall_seconds": result.manifest["wall_seconds"],
+            }
+        )
+        if result.partial or not ramp or not ok or k * 2 > max_speed:
+            break
+        k *= 2
+    best = max((s["speed"] for s in steps if s["sustained"]), default=None)
+    summary = {
+        "steps": [{k2: v for k2, v in s.items() if k2 != "metrics"} for s in steps],
+        "highest_sustained_speed": best,
+    }
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "load.json").write_text(
+        json.dumps({**summary, "metrics": steps[-1]["metrics"]}, indent=2, sort_keys=True) + "\n"
+    )
+    if as_json:
+        json.dump(
+            {**summary, "metrics": steps[-1]["metrics"]}, sys.stdout, indent=2, sort_keys=True
+        )
+        sys.stdout.write("\n")
+    else:
+        _print(steps, best, out)
+    if steps[-1]["wall_seconds"] is None or any(s.get("partial") for s in steps):
+        sys.exit(130)
+
+
+def _one(scenario: Scenario, ramp: bool, step_s: float, speed: float) -> Scenario:
+    """The scenario for one step: with --ramp, as much virtual time as ``step_s`` wall seconds
+    at this speed; always without tick elision (idle ticks must query, as the real ones do)."""
+    update: dict[str, Any] = {
+        "engine": scenario.engine.model_copy(update={"elide_idle_ticks": False})
+    }
+    if ramp:
+        update["duration"] = round(step_s * speed * SECOND_MS)
+    return scenario.model_copy(update=update)
+
+
+def _print(steps: list[dict[str, Any]], best: float | None, out: Path) -> None:
+    console = Console()
+    table = Table(title="sim load")
+    for col in (
+        "speed",
+        "simulated",
+        "wall",
+        "tick overruns",
+        "lag p99",
+        "slowest query p99",
+        "verdict",
+    ):
+        table.add_column(col, justify="right")
+    for s in steps:
+        m = s["metrics"]
+        fractions = {k: v for k, v in m.items() if k.endswith(".overrun_fraction")}
+        worst = max(fractions.values(), default=0.0)
+        p99 = {k: v for k, v in m.items() if k.startswith("load.ops.") and k.endswith(".p99_ms")}
+        slow = max(p99.items(), key=lambda kv: kv[1], default=("-", 0.0))
+        table.add_row(
+            f"x{s['speed']:g}",
+            format_duration_ms(round(m.get("run.simulated_s", 0) * SECOND_MS)),
+            f"{s['wall_seconds']:.1f}s",
+            f"{100 * worst:.2f}%",
+            f"{m.get('load.lag.p99_s', 0.0):.3f}s",
+            f"{slow[1]:.2f}ms ({slow[0].removeprefix('load.ops.').removesuffix('.p99_ms')})",
+            "[green]sustained[/]" if s["sustained"] else "[red]falls behind[/]",
+        )
+    console.print(table)
+    verdict = f"x{best:g}" if best else "none"
+    click.echo(f"highest speed sustained: {verdict}; report: {out}/")
