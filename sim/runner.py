@@ -13,7 +13,7 @@ import signal
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 import trio
@@ -28,9 +28,13 @@ from sim.rng import RandomStreams
 from sim.scenario import Scenario, scenario_sha256
 from sim.units import SECOND_MS, format_instant_ms
 
+if TYPE_CHECKING:
+    from sim.report.milestones import CrossingTable
+
 EVENTS_FILE = "events.simlog"
 MANIFEST_FILE = "manifest.json"
 SUMMARY_FILE = "summary.json"
+SCENARIO_FILE = "scenario.json"
 
 
 class Model(Protocol):
@@ -56,6 +60,8 @@ class RunResult:
     out_dir: Path | None
     partial: bool
     engine: Engine = field(repr=False)
+    files: list[Path] = field(default_factory=list)
+    """The report files written besides the manifest and the summary (CSV, PNG, HTML)."""
 
 
 def _manifest(
@@ -101,10 +107,13 @@ def run_scenario(
     observer: Callable[[int], None] | None = None,
     handle_sigint: bool = False,
     extra_sinks: Sequence[Sink] = (),
+    report: bool = False,
 ) -> RunResult:
-    """Run ``scenario`` with ``build_model`` and write ``manifest.json`` (and the saved log) into
-    ``out_dir`` when given. Ctrl-C (with ``handle_sigint``) stops the run cleanly: the log is
-    closed and the manifest says ``"partial": true``; a second Ctrl-C cancels outstanding I/O."""
+    """Run ``scenario`` with ``build_model`` and write ``manifest.json``, ``summary.json``,
+    ``scenario.json`` (and the saved log) into ``out_dir`` when given; with ``report`` also the
+    time series (CSV), the plots (PNG) and ``report.html`` (:mod:`sim.report`). Ctrl-C (with
+    ``handle_sigint``) stops the run cleanly: the log is closed and the manifest and the report
+    say partial; a second Ctrl-C cancels outstanding I/O."""
     clock: Clock = (
         VirtualClock(scenario.start_ms)
         if speed is None
@@ -122,6 +131,12 @@ def run_scenario(
     engine.observer = observer
     model = build_model(scenario, engine, streams)
     reducer_sink.reducers.extend(model.reducers())
+    series = None
+    if report and out_dir is not None:
+        from sim.report import SeriesSet
+
+        series = SeriesSet(scenario.timezone, _ground_truth(model, scenario))
+        log.sinks.append(ReducerSink([series]))
     log.open()
 
     async def main() -> None:
@@ -143,7 +158,26 @@ def run_scenario(
         # Every metric, under its stable dotted name; a pure function of the log, so it is
         # byte-identical for the same scenario and seed (wall-clock facts are in the manifest).
         (out_dir / SUMMARY_FILE).write_text(json.dumps(metrics, indent=2, sort_keys=True) + "\n")
-    return RunResult(manifest, metrics, out_dir, engine.partial, engine)
+        # The validated scenario, so that `sim plot` and readers can rebuild what the run used.
+        doc = scenario.model_dump(mode="json")
+        (out_dir / SCENARIO_FILE).write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n")
+    files: list[Path] = []
+    if series is not None and out_dir is not None:
+        from sim.report import write_report
+
+        files = write_report(out_dir, series.tables(), scenario, manifest, metrics)
+    return RunResult(manifest, metrics, out_dir, engine.partial, engine, files)
+
+
+def _ground_truth(model: Model, scenario: Scenario) -> CrossingTable:
+    """The milestone crossings of the model's world over the run (none for a model without one)."""
+    from sim.report.milestones import NO_CROSSINGS
+
+    world = getattr(model, "world", None)
+    if world is not None and hasattr(world, "crossings"):
+        truth: CrossingTable = world.crossings(scenario.start_ms, scenario.end_ms)
+        return truth
+    return NO_CROSSINGS
 
 
 async def _watch_sigint(engine: Engine, scope: trio.CancelScope) -> None:

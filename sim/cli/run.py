@@ -65,6 +65,7 @@ def run(
             speed=speed,
             observer=progress.observe,
             handle_sigint=True,
+            report=True,
         )
     m = result.manifest
     if as_json:
