@@ -108,10 +108,12 @@ def run_scenario(
     handle_sigint: bool = False,
     extra_sinks: Sequence[Sink] = (),
     report: bool = False,
+    plots: bool = True,
 ) -> RunResult:
     """Run ``scenario`` with ``build_model`` and write ``manifest.json``, ``summary.json``,
     ``scenario.json`` (and the saved log) into ``out_dir`` when given; with ``report`` also the
-    time series (CSV), the plots (PNG) and ``report.html`` (:mod:`sim.report`). Ctrl-C (with
+    time series (CSV) and, unless ``plots`` is false, the plots (PNG) and ``report.html``
+    (:mod:`sim.report`). Ctrl-C (with
     ``handle_sigint``) stops the run cleanly: the log is closed and the manifest and the report
     say partial; a second Ctrl-C cancels outstanding I/O."""
     clock: Clock = (
@@ -165,7 +167,7 @@ def run_scenario(
     if series is not None and out_dir is not None:
         from sim.report import write_report
 
-        files = write_report(out_dir, series.tables(), scenario, manifest, metrics)
+        files = write_report(out_dir, series.tables(), scenario, manifest, metrics, plots=plots)
     return RunResult(manifest, metrics, out_dir, engine.partial, engine, files)
 
 

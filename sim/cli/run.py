@@ -11,6 +11,7 @@ import click
 from sim.cli.common import load_or_exit, scenario_options
 from sim.cli.progress import Progress
 from sim.runner import run_scenario
+from sim.scenario.expect import evaluate
 
 
 @click.command()
@@ -32,7 +33,17 @@ from sim.runner import run_scenario
     metavar="K",
     help="Run on the real clock, K times faster than production (default: virtual).",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the manifest and metrics as JSON.")
+@click.option(
+    "--no-plots",
+    is_flag=True,
+    help="Write the CSV time series but no PNG or report.html (draw them later with `sim plot`).",
+)
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print the manifest, metrics, [expect] verdicts and report files as JSON.",
+)
 @click.option("-q", "--quiet", is_flag=True, help="No progress display.")
 def run(
     scenario_path: Path,
@@ -41,14 +52,17 @@ def run(
     out_dir: Path | None,
     save_events: bool,
     speed: float | None,
+    no_plots: bool,
     as_json: bool,
     quiet: bool,
 ) -> None:
-    """Run SCENARIO (a TOML file) and write manifest.json and the report to --out.
+    """Run SCENARIO (a TOML file) and write its report to --out: manifest.json, summary.json,
+    scenario.json, CSV time series, PNG plots and report.html.
 
-    Same scenario and seed give a byte-identical event log (its SHA-256 is in the manifest).
-    Ctrl-C stops early and still writes a valid report marked partial; press it twice to also
-    abandon in-flight I/O.
+    Same scenario and seed give a byte-identical event log and report (wall-clock timings are
+    only in manifest.json). Ctrl-C stops early and still writes a valid report marked partial
+    (exit 130); press it twice to also abandon in-flight I/O. The [expect] verdicts are shown
+    in the report; `sim check` gates on them.
     """
     from sim.scheduler import build_cvsa_model
 
@@ -66,17 +80,29 @@ def run(
             observer=progress.observe,
             handle_sigint=True,
             report=True,
+            plots=not no_plots,
         )
     m = result.manifest
     if as_json:
-        json.dump({"manifest": m, "metrics": result.metrics}, sys.stdout, indent=2, sort_keys=True)
+        verdicts = [
+            {"metric": v.metric, "condition": v.condition, "value": v.value, "passed": v.passed}
+            for v in evaluate(scenario.expect, result.metrics)
+        ]
+        doc = {
+            "manifest": m,
+            "metrics": result.metrics,
+            "expect": verdicts,
+            "files": [str(p) for p in result.files],
+        }
+        json.dump(doc, sys.stdout, indent=2, sort_keys=True)
         sys.stdout.write("\n")
     else:
         state = "PARTIAL (interrupted)" if result.partial else "complete"
         click.echo(
             f"{scenario.name}: {state}; simulated {m['simulated_seconds']:,.0f} s in "
             f"{m['wall_seconds']:,.2f} s (x{m['compression_ratio']:,}); {m['events']:,} events\n"
-            f"event log sha256 {m['event_log_sha256']}\nreport: {out}/"
+            f"event log sha256 {m['event_log_sha256']}\n"
+            f"report: {out / 'report.html' if not no_plots else str(out) + '/'}"
         )
     if result.partial:
         sys.exit(130)

@@ -106,10 +106,13 @@ def write_report(
     scenario: Scenario,
     manifest: dict[str, Any],
     summary: dict[str, Any],
+    *,
+    plots: bool = True,
 ) -> list[Path]:
-    """Write the CSV files, then draw the plots and the page from them; returns the paths."""
+    """Write the CSV files, then (with ``plots``) draw the plots and the page from them;
+    returns the paths written."""
     csvs = write_tables(out_dir, tables)
-    return csvs + draw_report(out_dir, scenario, manifest, summary)
+    return csvs + (draw_report(out_dir, scenario, manifest, summary) if plots else [])
 
 
 def draw_report(

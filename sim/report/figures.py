@@ -143,13 +143,16 @@ def occupancy_heatmap(tables: dict[str, Table], ctx: PlotContext) -> Figure:
     n_days = len(grids[0][1])
     height = 1.6 + 2 * (0.8 + 0.32 * n_days)
     fig, axes = plt.subplots(2, 1, figsize=(12, height), sharex=True, layout="constrained")
+    peak = float(max(np.nanmax(grids[0][0]), np.nanmax(grids[1][0]), 1))
+    vmax = min(peak, float(ctx.cap))
+    over = f"; red: above the cap, {ctx.cap:,}" if peak > ctx.cap else f"; cap {ctx.cap:,}"
     fig.suptitle(
-        ctx.title(f"occupancy by day and time of day (colour scale: 0 to the cap, {ctx.cap:,})"),
+        ctx.title(f"occupancy by day and time of day (colour: 0 to {vmax:,.0f}{over})"),
         fontweight="bold",
     )
-    vmax = float(max(ctx.cap, np.nanmax(grids[0][0]), np.nanmax(grids[1][0]), 1))
     cmap = plt.get_cmap("viridis").copy()
     cmap.set_bad("0.92")
+    cmap.set_over("#e00000")
     image = None
     for ax, (grid, labels), what in zip(
         axes, grids, ("reserved rows", "scheduled snapshots executed"), strict=True
@@ -169,7 +172,9 @@ def occupancy_heatmap(tables: dict[str, Table], ctx: PlotContext) -> Figure:
     axes[-1].set_xticks(np.arange(0, 25, 2))
     axes[-1].set_xlabel(f"time of day ({ctx.tz_label})")
     assert image is not None
-    bar = fig.colorbar(image, ax=list(axes), fraction=0.03, pad=0.01)
+    bar = fig.colorbar(
+        image, ax=list(axes), fraction=0.03, pad=0.01, extend="max" if peak > ctx.cap else "neither"
+    )
     bar.set_label("rows per window")
     return fig
 
