@@ -100,6 +100,8 @@ def _print(result: Any, show_all: bool) -> None:
     from rich.table import Table
 
     console = Console()
+    if not console.is_terminal:  # a log or a pipe: keep metric names whole
+        console = Console(width=160)
     rows = result.rows if show_all else result.changed()
     table = Table(title=f"A = {result.a['dir']}   B = {result.b['dir']}")
     for col in ("metric", "A", "B", "delta", "delta %", "change"):

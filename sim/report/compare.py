@@ -188,6 +188,18 @@ def check(tol: Tolerance, a: dict[str, Any], b: dict[str, Any]) -> list[Verdict]
     return out
 
 
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        return f"{value:,.6g}"
+    return str(value)[:40]
+
+
 def _show(x: float) -> str:
     return "from 0" if math.isinf(x) else f"{x:,.4g}"
 
@@ -209,6 +221,33 @@ class Comparison:
 
     def changed(self) -> list[MetricDelta]:
         return [r for r in self.rows if r.change != "same"]
+
+    def text(self, *, every: bool = False, match: str = "*") -> str:
+        """The metrics that differ (``every``: all) whose names match the ``fnmatch`` pattern
+        ``match``, and the verdicts, as a plain-text table."""
+        rows = [
+            r
+            for r in (self.rows if every else self.changed())
+            if fnmatch.fnmatchcase(r.metric, match)
+        ]
+        cells = [("metric", "A", "B", "delta", "delta %", "change")]
+        for r in rows:
+            pct = "" if r.pct is None else f"{r.pct:+,.2f}%"
+            delta = "" if r.delta is None else f"{r.delta:+,.6g}"
+            cells.append((r.metric, _cell(r.a), _cell(r.b), delta, pct, r.change))
+        widths = [max(len(c[i]) for c in cells) for i in range(6)]
+        lines = [
+            "  ".join(
+                c.ljust(w) if i in (0, 5) else c.rjust(w)
+                for i, (c, w) in enumerate(zip(row, widths, strict=True))
+            ).rstrip()
+            for row in cells
+        ]
+        lines += [
+            f"{'pass' if v.passed else 'FAIL'}  {v.tolerance}: {v.metric}: {v.reason}"
+            for v in self.verdicts
+        ]
+        return "\n".join(lines)
 
     def to_json(self) -> dict[str, Any]:
         return {

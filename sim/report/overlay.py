@@ -70,7 +70,7 @@ def overlay_figure(runs: list[tuple[str, dict[str, Table], PlotContext]]) -> Fig
 
     fig, (occ, late) = plt.subplots(2, 1, figsize=(12, 7.5), sharex=True, layout="constrained")
     fig.suptitle("comparison: " + "  vs  ".join(label for label, _, _ in runs), fontweight="bold")
-    top = 0.0
+    top = longest = 0.0
     for (label, tables, ctx), colour in zip(runs, RUN_COLOURS, strict=False):
         w = tables["windows"]
         t = w.ints("window_start_ms")
@@ -82,7 +82,9 @@ def overlay_figure(runs: list[tuple[str, dict[str, Table], PlotContext]]) -> Fig
         top = max(top, float(reserved.max(initial=0)), float(ctx.cap))
         lt = tables["lateness_hourly"]
         every = lt.texts("type") == "all"
-        hx = (lt.ints("hour_start_ms")[every] + HOUR_MS / 2 - ctx.start_ms) / HOUR_MS
+        middle = np.clip(lt.ints("hour_start_ms")[every] + HOUR_MS // 2, ctx.start_ms, ctx.end_ms)
+        hx = (middle - ctx.start_ms) / HOUR_MS
+        longest = max(longest, (ctx.end_ms - ctx.start_ms) / HOUR_MS)
         late.plot(
             hx,
             lt.floats("p99_s")[every],
@@ -112,7 +114,8 @@ def overlay_figure(runs: list[tuple[str, dict[str, Table], PlotContext]]) -> Fig
     late.set_ylabel("lateness (s)")
     late.set_xlabel("hours since the start of each run")
     for ax in (occ, late):
-        ax.legend(loc="upper left", ncol=4)
+        ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
+        ax.set_xlim(0, longest or 1)
     return fig
 
 
