@@ -62,6 +62,12 @@ class Table:
         """The rows where ``mask`` holds."""
         return Table({k: v[mask] for k, v in self.columns.items()})
 
+    def preview(self, rows: int = 5) -> str:
+        """The header and the first ``rows`` rows, as the CSV file spells them."""
+        head = Table({k: v[:rows] for k, v in self.columns.items()})
+        more = len(self) - min(rows, len(self))
+        return to_csv(head) + (f"... {more:,} more rows\n" if more else "")
+
 
 def local_times(t_ms: npt.NDArray[np.int64], tz_ms: Ms) -> npt.NDArray[np.str_]:
     """``2031-01-06T08:05+08:00``: each instant as local time to the minute, with the offset."""
