@@ -150,9 +150,7 @@ def occupancy_heatmap(tables: dict[str, Table], ctx: PlotContext) -> Figure:
         ctx.title(f"occupancy by day and time of day (colour: 0 to {vmax:,.0f}{over})"),
         fontweight="bold",
     )
-    cmap = plt.get_cmap("viridis").copy()
-    cmap.set_bad("0.92")
-    cmap.set_over("#e00000")
+    cmap = plt.get_cmap("viridis").with_extremes(bad="0.92", over="#e00000")
     image = None
     for ax, (grid, labels), what in zip(
         axes, grids, ("reserved rows", "scheduled snapshots executed"), strict=True
