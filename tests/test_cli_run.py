@@ -99,3 +99,9 @@ def test_ctrl_c_leaves_a_valid_partial_report(tmp_path: Path) -> None:
         assert saved.complete
         assert saved.partial is True
         assert saved.fingerprint() == manifest["event_log_sha256"]
+    # the report covers the interrupted run, says so, and ends where the run stopped
+    html = (out / "report.html").read_text()
+    assert "Partial run" in html
+    assert (out / "occupancy.png").exists()
+    per_minute = (out / "snapshots_per_minute.csv").read_text().splitlines()
+    assert len(per_minute) - 1 == int(manifest["simulated_seconds"]) // 60 + 1

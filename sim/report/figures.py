@@ -18,6 +18,7 @@ from sim.report.plots import (
     count_axis,
     days,
     empty_note,
+    legend,
     seconds_label,
     step_fill,
     time_axis,
@@ -108,7 +109,7 @@ def occupancy(tables: dict[str, Table], ctx: PlotContext) -> Figure:
     bottom.set_ylabel("snapshots per window")
     for ax in (top, bottom):
         count_axis(ax)
-        ax.legend(loc="upper left", ncol=7)
+        legend(ax, loc="upper left", ncol=7)
         time_axis(ax, ctx, label=ax is bottom)
     return fig
 
@@ -235,7 +236,7 @@ def load(tables: dict[str, Table], ctx: PlotContext) -> Figure:
         count_axis(ax)
         if ax is not depth:
             ax.set_ylim(0, max(ax.get_ylim()[1], 1) * 1.15)
-        ax.legend(loc="upper left", ncol=6)
+        legend(ax, loc="upper left", ncol=6)
         time_axis(ax, ctx, label=ax is depth)
     return fig
 
@@ -265,7 +266,7 @@ def lateness(tables: dict[str, Table], ctx: PlotContext) -> Figure:
             ax.yaxis.set_major_formatter(lambda v, _pos: seconds_label(v))
             ax.axhline(0, color="0.5", lw=0.6)
             ax.margins(y=0.15)
-            ax.legend(loc="best", ncol=3)
+            legend(ax, loc="best", ncol=3)
         time_axis(ax, ctx, label=ax in axes[-1])
     for ax in axes[:, 0]:
         ax.set_ylabel("lateness (negative: early)")
@@ -289,7 +290,7 @@ def cleanup(tables: dict[str, Table], ctx: PlotContext) -> Figure:
             ax.bar([], [], color=COLOURS[ty], label=f"{ty} ({int(y.sum()):,})")
         base = base + y
     if total:
-        ax.legend(loc="upper left", ncol=4)
+        legend(ax, loc="upper left", ncol=4)
     else:
         empty_note(ax, "no rows were deleted (nothing went overdue)")
     ax.set_ylabel("rows deleted / hour")
@@ -311,7 +312,7 @@ def _ecdf(ax: Axes, values: F8, colour: str, what: str) -> None:
     for p, style in ((50, "-"), (90, "--"), (99, ":")):
         q = float(np.percentile(v, p, method="linear"))
         ax.axvline(max(q, 1e-3), color="0.3", ls=style, lw=0.8, label=f"p{p} = {seconds_label(q)}")
-    ax.legend(loc="lower right", title=f"{len(v):,} samples")
+    legend(ax, loc="lower right", title=f"{len(v):,} samples")
     ax.set_ylim(0, 1.02)
     ax.xaxis.set_major_formatter(lambda x, _pos: seconds_label(x))
     ax.set_ylabel("fraction of crossings")

@@ -68,6 +68,8 @@ def _context(run_dir: Path) -> PlotContext:
 def overlay_figure(runs: list[tuple[str, dict[str, Table], PlotContext]]) -> Figure:
     import matplotlib.pyplot as plt
 
+    from sim.report.plots import legend
+
     fig, (occ, late) = plt.subplots(2, 1, figsize=(12, 7.5), sharex=True, layout="constrained")
     fig.suptitle("comparison: " + "  vs  ".join(label for label, _, _ in runs), fontweight="bold")
     top = longest = 0.0
@@ -114,7 +116,7 @@ def overlay_figure(runs: list[tuple[str, dict[str, Table], PlotContext]]) -> Fig
     late.set_ylabel("lateness (s)")
     late.set_xlabel("hours since the start of each run")
     for ax in (occ, late):
-        ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
+        legend(ax, loc="upper left", bbox_to_anchor=(1.0, 1.0))
         ax.set_xlim(0, longest or 1)
     return fig
 

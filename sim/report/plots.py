@@ -127,6 +127,12 @@ def seconds_label(s: float) -> str:
     return f"{s:.3g} s"
 
 
+def legend(ax: Axes, **kwargs: Any) -> None:
+    """A legend, when the axes have labelled artists (an empty run has none)."""
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(**kwargs)
+
+
 def empty_note(ax: Axes, text: str) -> None:
     ax.text(0.5, 0.5, text, transform=ax.transAxes, ha="center", va="center", color="0.4")
 

@@ -32,6 +32,8 @@ def _numeric(values: tuple[str, ...]) -> list[float] | None:
 def sweep_figure(result: SweepResult) -> Figure:
     import matplotlib.pyplot as plt
 
+    from sim.report.plots import legend
+
     metrics = result.metrics or ["(no metric)"]
     cols = min(len(metrics), 3)
     rows = math.ceil(len(metrics) / cols)
@@ -67,7 +69,7 @@ def sweep_figure(result: SweepResult) -> Figure:
             ax.set_xticks(list(positions.values()), list(positions), rotation=20)
         ax.yaxis.set_major_formatter(lambda v, _pos: f"{v:,.6g}")
         if others:
-            ax.legend(fontsize=7)
+            legend(ax, fontsize=7)
     for ax in axes.flat[len(metrics) :]:
         ax.set_axis_off()
     return fig
