@@ -19,7 +19,16 @@ from tests.conftest import DATA
 
 def test_run_writes_a_manifest_with_the_required_fields(tmp_path: Path) -> None:
     result = CliRunner().invoke(
-        cli, ["run", str(DATA / "small.toml"), "--out", str(tmp_path), "-q", "--save-events"]
+        cli,
+        [
+            "run",
+            str(DATA / "small.toml"),
+            "--out",
+            str(tmp_path),
+            "-q",
+            "--save-events",
+            "--no-plots",
+        ],
     )
     assert result.exit_code == 0, result.output
     manifest = json.loads((tmp_path / "manifest.json").read_text())

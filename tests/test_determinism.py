@@ -63,6 +63,6 @@ def test_same_fingerprint_in_separate_processes_and_in_pytest(tmp_path: Path) ->
 
 
 def test_a_different_seed_gives_a_different_log(tmp_path: Path) -> None:
-    a = _run_in_subprocess(tmp_path, "1")
-    b = _run_in_subprocess(tmp_path, "1", "--seed", "8")
+    a = _run_in_subprocess(tmp_path, "1", "--no-plots")
+    b = _run_in_subprocess(tmp_path, "1", "--seed", "8", "--no-plots")
     assert a["event_log_sha256"] != b["event_log_sha256"]
