@@ -29,7 +29,7 @@ from sim.scenario import Scenario, scenario_sha256
 from sim.units import SECOND_MS, format_instant_ms
 
 if TYPE_CHECKING:
-    from sim.report.milestones import CrossingTable
+    from sim.report.milestones import GroundTruth
 
 EVENTS_FILE = "events.simlog"
 MANIFEST_FILE = "manifest.json"
@@ -171,15 +171,15 @@ def run_scenario(
     return RunResult(manifest, metrics, out_dir, engine.partial, engine, files)
 
 
-def _ground_truth(model: Model, scenario: Scenario) -> CrossingTable:
+def _ground_truth(model: Model, scenario: Scenario) -> GroundTruth:
     """The milestone crossings of the model's world over the run (none for a model without one)."""
-    from sim.report.milestones import NO_CROSSINGS
+    from sim.report.milestones import GroundTruth
+    from sim.world import World
 
     world = getattr(model, "world", None)
-    if world is not None and hasattr(world, "crossings"):
-        truth: CrossingTable = world.crossings(scenario.start_ms, scenario.end_ms)
-        return truth
-    return NO_CROSSINGS
+    if isinstance(world, World):
+        return GroundTruth.of(world, scenario.start_ms, scenario.end_ms)
+    return GroundTruth.none()
 
 
 async def _watch_sigint(engine: Engine, scope: trio.CancelScope) -> None:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from sim.cli import EXIT_INTERRUPTED
 from sim.cli.common import load_or_exit, scenario_options
 from sim.cli.progress import Progress
 from sim.runner import run_scenario
@@ -68,20 +69,26 @@ def run(
 
     scenario = load_or_exit(scenario_path, overrides, seed)
     out = out_dir or Path("reports") / scenario.name
-    with Progress(
-        scenario.name, scenario.start_ms, scenario.end_ms, enabled=not quiet and not as_json
-    ) as progress:
-        result = run_scenario(
-            scenario,
-            build_cvsa_model,
-            out_dir=out,
-            save_events=save_events,
-            speed=speed,
-            observer=progress.observe,
-            handle_sigint=True,
-            report=True,
-            plots=not no_plots,
+    try:
+        with Progress(
+            scenario.name, scenario.start_ms, scenario.end_ms, enabled=not quiet and not as_json
+        ) as progress:
+            result = run_scenario(
+                scenario,
+                build_cvsa_model,
+                out_dir=out,
+                save_events=save_events,
+                speed=speed,
+                observer=progress.observe,
+                handle_sigint=True,
+                report=True,
+                plots=not no_plots,
+            )
+    except KeyboardInterrupt:  # Ctrl-C after the run, while the report was being written
+        click.echo(
+            f"interrupted while writing the report; `sim plot {out}` draws it again", err=True
         )
+        sys.exit(EXIT_INTERRUPTED)
     m = result.manifest
     if as_json:
         verdicts = [
@@ -105,4 +112,4 @@ def run(
             f"report: {out / 'report.html' if not no_plots else str(out) + '/'}"
         )
     if result.partial:
-        sys.exit(130)
+        sys.exit(EXIT_INTERRUPTED)

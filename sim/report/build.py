@@ -21,7 +21,7 @@ from typing import Any
 
 from sim.events.log import Chunk
 from sim.report.load_series import QueueDepth, UpstreamRequests
-from sim.report.milestones import CrossingTable, MilestoneTracking
+from sim.report.milestones import GroundTruth, MilestoneTracking
 from sim.report.series import (
     CleanupDeletions,
     LatenessOverTime,
@@ -51,7 +51,7 @@ TABLES = (
 class SeriesSet:
     """Every series of the report, fed as one reducer (it adds no metrics to the summary)."""
 
-    def __init__(self, tz_ms: Ms, crossings: CrossingTable) -> None:
+    def __init__(self, tz_ms: Ms, truth: GroundTruth) -> None:
         self.span = RunSpan()
         self.series: list[SeriesReducer] = [
             WindowOccupancy(tz_ms),
@@ -60,7 +60,7 @@ class SeriesSet:
             CleanupDeletions(tz_ms),
             UpstreamRequests(tz_ms),
             QueueDepth(tz_ms),
-            MilestoneTracking(crossings, tz_ms),
+            MilestoneTracking(truth, tz_ms),
         ]
 
     def feed(self, chunk: Chunk, names: Sequence[str]) -> None:
@@ -79,14 +79,14 @@ class SeriesSet:
         return out
 
 
-def crossings_for(scenario: Scenario) -> CrossingTable:
+def crossings_for(scenario: Scenario) -> GroundTruth:
     """The milestone ground truth of ``scenario``'s world over the planned run (the world is a
     pure function of the scenario and its seed, so this is the run's own)."""
     from sim.rng import RandomStreams
     from sim.world import World
 
     world = World.build(scenario, RandomStreams(scenario.seed))
-    return world.crossings(scenario.start_ms, scenario.end_ms)
+    return GroundTruth.of(world, scenario.start_ms, scenario.end_ms)
 
 
 def read_json(path: Path) -> Any:

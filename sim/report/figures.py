@@ -6,7 +6,7 @@ drawing function. matplotlib is imported inside each function (this module is im
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -186,6 +186,32 @@ def _dense(t: npt.NDArray[np.int64], values: F8, lo: int, hi: int, size: int) ->
     return out
 
 
+MAX_POINTS = 1000
+"""Longer series are drawn in coarser bins (a pixel cannot show more)."""
+_FACTORS = (1, 2, 3, 5, 10, 12, 15, 20, 30, 60, 120, 180, 360, 720, 1440)
+
+
+def coarsen(
+    x: npt.NDArray[np.int64], columns: list[npt.NDArray[Any]], how: str
+) -> tuple[npt.NDArray[np.int64], list[F8], int]:
+    """Merge every ``k`` consecutive bins (``k`` so that at most :data:`MAX_POINTS` remain):
+    ``how`` is ``mean`` (a rate stays per original bin) or ``max``; returns x, columns, k."""
+    need = -(-len(x) // MAX_POINTS)
+    k = next((f for f in _FACTORS if f >= need), need)
+    if k == 1:
+        return x, [np.asarray(c, dtype=np.float64) for c in columns], 1
+    starts = np.arange(0, len(x), k)
+    sizes = np.diff(np.r_[starts, len(x)])
+    out = []
+    for c in columns:
+        values = np.asarray(c, dtype=np.float64)
+        if how == "max":
+            out.append(np.maximum.reduceat(values, starts))
+        else:
+            out.append(np.add.reduceat(values, starts) / sizes)
+    return x[starts], out, k
+
+
 def load(tables: dict[str, Table], ctx: PlotContext) -> Figure:
     import matplotlib.pyplot as plt
 
@@ -194,42 +220,54 @@ def load(tables: dict[str, Table], ctx: PlotContext) -> Figure:
     )
     fig.suptitle(ctx.title("load shape"), fontweight="bold")
     s = tables["snapshots_per_minute"]
-    every = np.ones(len(s), dtype=np.bool_)
-    step_fill(rate, days(s.ints("minute_start_ms")), _labelled(_stack(s, "", TAKEN_TYPES, every)))
-    rate.set_title("snapshots per minute, by type", fontweight="normal")
+    minutes, counts, k = coarsen(
+        s.ints("minute_start_ms"), [s.ints(ty) for ty in TAKEN_TYPES], "mean"
+    )
+    totals = [int(s.ints(ty).sum()) for ty in TAKEN_TYPES]
+    step_fill(
+        rate,
+        days(minutes),
+        [(ty, f"{ty} ({n:,})", c) for ty, n, c in zip(TAKEN_TYPES, totals, counts, strict=True)],
+    )
+    over = f" (mean over {k}-minute bins)" if k > 1 else ""
+    rate.set_title(f"snapshots per minute, by type{over}", fontweight="normal")
     rate.set_ylabel("snapshots / min")
     u = tables["upstream"]
     lo = ctx.start_ms - ctx.start_ms % WINDOW_MS
     hi = ctx.end_ms + (-ctx.end_ms) % WINDOW_MS
     ut, count = u.ints("bin_start_ms"), u.floats("count")
     path, event = u.texts("path"), u.texts("event")
-    x = days(np.arange(lo, hi, WINDOW_MS)) if hi > lo else np.zeros(0)
+    bins = np.arange(lo, hi, WINDOW_MS) if hi > lo else np.zeros(0, np.int64)
     lines = [
         ("single-path calls (snapshotVideo)", (path == "single") & (event == "request"), "C0"),
         ("bulk calls (bulkSnapshotVideo)", (path == "bulk") & (event == "request"), "C2"),
         ("retries", event == "retry", "C1"),
         ("failed calls", np.char.startswith(event, "failed."), "C3"),
     ]
-    for label, sel, colour in lines:
-        y = _dense(ut[sel], count[sel], lo, hi, WINDOW_MS)
+    dense = [_dense(ut[sel], count[sel], lo, hi, WINDOW_MS) for _, sel, _ in lines]
+    cx, dense, k = coarsen(bins, dense, "mean")
+    for (label, _, colour), y in zip(lines, dense, strict=True):
         if len(y) and (y.any() or label.startswith(("single", "bulk"))):
-            calls.step(x, y, where="post", color=colour, lw=1, label=label)
+            calls.step(days(cx), y, where="post", color=colour, lw=1, label=label)
+    over = f" (mean over {k * 5}-minute bins)" if k > 1 else ""
     calls.set_title(
-        "upstream requests per 5 minutes (first calls and retries)", fontweight="normal"
+        f"upstream requests per 5 minutes: first calls and retries{over}", fontweight="normal"
     )
     calls.set_ylabel("calls / 5 min")
     q = tables["queue_depth"]
     high = 0
+    k = 1
     for name in sorted(set(q.texts("queue").tolist())):
         mine = q.texts("queue") == name
-        qx = days(q.ints("minute_start_ms")[mine])
         waiting, active = q.ints("waiting_max")[mine], q.ints("active_max")[mine]
-        depth.step(qx, waiting, where="post", lw=1, label=f"{name}: waiting")
-        depth.step(qx, active, where="post", lw=1, label=f"{name}: active")
+        qx, (w, a), k = coarsen(q.ints("minute_start_ms")[mine], [waiting, active], "max")
+        depth.step(days(qx), w, where="post", lw=1, label=f"{name}: waiting")
+        depth.step(days(qx), a, where="post", lw=1, label=f"{name}: active")
         high = max(high, int(waiting.max(initial=0)), int(active.max(initial=0)))
     limit_line(depth, ctx.concurrency, high, f"workers ({ctx.concurrency})", "0.3")
+    each = f"{k} minutes" if k > 1 else "minute"
     depth.set_title(
-        "queue depth: the most jobs waiting / active in each minute", fontweight="normal"
+        f"queue depth: the most jobs waiting / active in each {each}", fontweight="normal"
     )
     depth.set_ylabel("jobs")
     for ax in (rate, calls, depth):
@@ -300,22 +338,30 @@ def cleanup(tables: dict[str, Table], ctx: PlotContext) -> Figure:
     return fig
 
 
-def _ecdf(ax: Axes, values: F8, colour: str, what: str) -> None:
-    v = np.sort(values[~np.isnan(values)])
-    if not len(v):
+def _ecdf(ax: Axes, groups: list[tuple[str, F8, str]], what: str) -> None:
+    """One ECDF per ``(label, samples, colour)`` on a log axis; percentiles in the legend."""
+    drawn = 0
+    for label, values, colour in groups:
+        v = np.sort(values[~np.isnan(values)])
+        if not len(v):
+            continue
+        shown = np.maximum(v, 1e-3)  # 1 ms floor for the log axis
+        frac = np.arange(1, len(v) + 1) / len(v)
+        p50, p90, p99 = np.percentile(v, [50, 90, 99], method="linear").tolist()
+        text = f"{label} ({len(v):,}): p50 {seconds_label(p50)}, p90 {seconds_label(p90)}, "
+        text += f"p99 {seconds_label(p99)}"
+        ax.step(
+            np.r_[shown[0], shown], np.r_[0, frac], where="post", color=colour, lw=1.6, label=text
+        )
+        drawn += 1
+    if not drawn:
         empty_note(ax, f"no {what}")
         return
-    shown = np.maximum(v, 1e-3)  # 1 ms floor for the log axis
-    frac = np.arange(1, len(v) + 1) / len(v)
-    ax.step(np.r_[shown[0], shown], np.r_[0, frac], where="post", color=colour, lw=1.5)
     ax.set_xscale("log")
-    for p, style in ((50, "-"), (90, "--"), (99, ":")):
-        q = float(np.percentile(v, p, method="linear"))
-        ax.axvline(max(q, 1e-3), color="0.3", ls=style, lw=0.8, label=f"p{p} = {seconds_label(q)}")
-    legend(ax, loc="lower right", title=f"{len(v):,} samples")
     ax.set_ylim(0, 1.02)
     ax.xaxis.set_major_formatter(lambda x, _pos: seconds_label(x))
-    ax.set_ylabel("fraction of crossings")
+    ax.set_ylabel("fraction of the captured crossings")
+    legend(ax, loc="lower right")
 
 
 def milestones(tables: dict[str, Table], ctx: PlotContext) -> Figure:
@@ -323,19 +369,22 @@ def milestones(tables: dict[str, Table], ctx: PlotContext) -> Figure:
 
     m = tables["milestones"]
     latency, bracket = m.floats("latency_s"), m.floats("bracket_s")
-    n, got = len(m), int(np.count_nonzero(~np.isnan(latency)))
-    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.2), layout="constrained")
+    song = m.ints("song") == 1
+    got = ~np.isnan(latency)
+    parts = [
+        f"{who}: {int(np.count_nonzero(got & sel)):,} of {int(np.count_nonzero(sel)):,} captured"
+        for who, sel in (("songs", song), ("other videos", ~song))
+    ]
+    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.4), layout="constrained")
     fig.suptitle(
-        ctx.title(
-            f"milestone tracking against ground truth: {n:,} crossings, {got:,} captured, "
-            f"{n - got:,} not (yet) captured"
-        ),
+        ctx.title(f"milestone crossings against ground truth ({'; '.join(parts)})"),
         fontweight="bold",
     )
-    _ecdf(left, latency, COLOURS["milestone"], "captured crossings")
+    groups = [("songs", song, COLOURS["milestone"]), ("other videos", ~song, "#555555")]
+    _ecdf(left, [(g, latency[sel], c) for g, sel, c in groups], "captured crossings")
     left.set_title("capture latency: first snapshot >= milestone - crossing", fontweight="normal")
     left.set_xlabel("capture latency (log scale)")
-    _ecdf(right, bracket, "#444444", "brackets (no snapshot below the milestone in the log)")
+    _ecdf(right, [(g, bracket[sel], c) for g, sel, c in groups], "brackets (no snapshot below)")
     right.set_title("bracket width: capturing snapshot - last one below", fontweight="normal")
     right.set_xlabel("bracket width (log scale)")
     return fig

@@ -1,8 +1,9 @@
 """Milestone tracking against ground truth: one row per milestone crossing of the run.
 
 Ground truth is the world's (``World.crossings``: aid, milestone M, the first instant t* with
-views >= M, and whether the video was visible then). For each visible crossing up to the end of
-the log, the series reads ``SnapshotTaken`` records of the aid:
+views >= M, and whether the video was visible then; and whether the video is a song, since the
+scheduler tracks milestones of songs). For each visible crossing up to the end of the log, the
+series reads ``SnapshotTaken`` records of the aid:
 
 * *captured* by the first snapshot at or after t* that reads views >= M; ``latency_s`` is its
   instant minus t*;
@@ -16,7 +17,8 @@ metrics of the invariant monitors; this module keeps every sample, for the distr
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
@@ -27,48 +29,51 @@ from sim.report.series import Span
 from sim.report.store import Column, Table, local_times
 from sim.units import SECOND_MS, Ms
 
+if TYPE_CHECKING:
+    from sim.world import World
+
+I8 = npt.NDArray[np.int64]
 NOT_CAPTURED = -1
 
 
-class CrossingTable(Protocol):
-    """Milestone ground truth (``sim.world.truth.Crossings``)."""
+@dataclass(frozen=True)
+class GroundTruth:
+    """Milestone crossings of a run, one entry per (aid, milestone), by instant."""
 
-    @property
-    def aid(self) -> npt.NDArray[np.int64]: ...
+    aid: I8
+    milestone: I8
+    t_ms: I8
+    """First instant with views >= milestone."""
+    visible: npt.NDArray[np.bool_]
+    """Whether the API answered normally then (a hidden video's crossing cannot be seen)."""
+    song: npt.NDArray[np.bool_]
 
-    @property
-    def milestone(self) -> npt.NDArray[np.int64]: ...
+    @classmethod
+    def of(cls, world: World, start_ms: Ms, end_ms: Ms) -> GroundTruth:
+        """The crossings of ``world`` in ``(start_ms, end_ms]``."""
+        c = world.crossings(start_ms, end_ms)
+        return cls(c.aid, c.milestone, c.t_ms, c.visible, world.is_song[c.index])
 
-    @property
-    def t_ms(self) -> npt.NDArray[np.int64]: ...
-
-    @property
-    def visible(self) -> npt.NDArray[np.bool_]: ...
-
-
-class _NoCrossings:
-    """A world without milestone ground truth."""
-
-    aid = np.empty(0, dtype=np.int64)
-    milestone = np.empty(0, dtype=np.int64)
-    t_ms = np.empty(0, dtype=np.int64)
-    visible = np.empty(0, dtype=np.bool_)
-
-
-NO_CROSSINGS: CrossingTable = _NoCrossings()
+    @classmethod
+    def none(cls) -> GroundTruth:
+        """No ground truth (a model without a world)."""
+        empty = np.empty(0, dtype=np.int64)
+        return cls(empty, empty, empty, empty.astype(np.bool_), empty.astype(np.bool_))
 
 
 class MilestoneTracking:
     """``milestones``: capture latency and bracket width of every visible crossing."""
 
-    def __init__(self, crossings: CrossingTable, tz_ms: Ms) -> None:
+    def __init__(self, truth: GroundTruth, tz_ms: Ms) -> None:
         self.tz_ms = tz_ms
-        visible = np.asarray(crossings.visible, dtype=bool)
-        aid = np.asarray(crossings.aid, dtype=np.int64)[visible]
-        milestone = np.asarray(crossings.milestone, dtype=np.int64)[visible]
-        t_star = np.asarray(crossings.t_ms, dtype=np.int64)[visible]
+        visible = np.asarray(truth.visible, dtype=bool)
+        aid = np.asarray(truth.aid, dtype=np.int64)[visible]
+        milestone = np.asarray(truth.milestone, dtype=np.int64)[visible]
+        t_star = np.asarray(truth.t_ms, dtype=np.int64)[visible]
+        song = np.asarray(truth.song, dtype=bool)[visible]
         order = np.lexsort((milestone, aid, t_star))
         self.aid, self.milestone, self.t_star = aid[order], milestone[order], t_star[order]
+        self.song = song[order]
         self.captured = np.full(len(order), NOT_CAPTURED, dtype=np.int64)
         self.last_below = np.full(len(order), NOT_CAPTURED, dtype=np.int64)
         self.open: dict[int, list[int]] = {}
@@ -104,6 +109,7 @@ class MilestoneTracking:
         bracket = np.where(got & (below != NOT_CAPTURED), (captured - below) / SECOND_MS, np.nan)
         cols: dict[str, Column] = {
             "aid": self.aid[keep],
+            "song": self.song[keep].astype(np.int64),
             "milestone": self.milestone[keep],
             "crossed_ms": t_star,
             "crossed": local_times(t_star, self.tz_ms),

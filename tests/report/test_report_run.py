@@ -73,6 +73,7 @@ def test_milestones_are_the_visible_crossings_of_the_run(report_run: Path) -> No
     truth = crossings_for(scenario)
     m = read_tables(report_run, ["milestones"])["milestones"]
     assert len(m) == int(np.count_nonzero(truth.visible)) > 0
+    assert int(m.ints("song").sum()) == int(np.count_nonzero(truth.song[truth.visible]))
     captured = m.ints("captured_ms") >= 0
     assert captured.any()
     assert (m.ints("captured_ms")[captured] >= m.ints("crossed_ms")[captured]).all()

@@ -7,7 +7,7 @@ import numpy as np
 from sim.events import cvsa_kinds as K
 from sim.events.engine_kinds import JobAdded, JobFinished, JobStarted, RunEnded, RunStarted
 from sim.report.load_series import QueueDepth, UpstreamRequests
-from sim.report.milestones import MilestoneTracking
+from sim.report.milestones import GroundTruth, MilestoneTracking
 from sim.report.series import CleanupDeletions, LatenessOverTime, RunSpan, Span, WindowOccupancy
 from sim.units import HOUR_MS, MINUTE_MS, SECOND_MS, WINDOW_MS
 from tests.report.logs import T0, Script, feed
@@ -144,11 +144,13 @@ def test_cleanup_deletions_per_local_hour_and_type() -> None:
     assert t.ints("archive").tolist() == [1, 0]
 
 
-class _Truth:
-    aid = np.array([10, 20, 30, 40], dtype=np.int64)
-    milestone = np.array([100_000, 1_000_000, 100_000, 100_000], dtype=np.int64)
-    t_ms = np.array([T0 + 1000, T0 + 2000, T0 + 3000, T0 + HOUR_MS], dtype=np.int64)
-    visible = np.array([True, True, False, True])
+TRUTH = GroundTruth(
+    aid=np.array([10, 20, 30, 40], dtype=np.int64),
+    milestone=np.array([100_000, 1_000_000, 100_000, 100_000], dtype=np.int64),
+    t_ms=np.array([T0 + 1000, T0 + 2000, T0 + 3000, T0 + HOUR_MS], dtype=np.int64),
+    visible=np.array([True, True, False, True]),
+    song=np.array([True, False, True, True]),
+)
 
 
 def test_milestones_are_captured_by_the_first_snapshot_at_or_above_them() -> None:
@@ -158,11 +160,12 @@ def test_milestones_are_captured_by_the_first_snapshot_at_or_above_them() -> Non
     log(K.SnapshotTaken, T0 + 3000, 10, 3, MILESTONE, T0 + 3000, 100_100, 0)
     log(K.SnapshotTaken, T0 + 4000, 10, 4, MILESTONE, T0 + 4000, 100_200, 0)
     log(K.SnapshotTaken, T0 + 2500, 20, 5, MILESTONE, T0 + 2500, 999_000, 0)
-    tracking = MilestoneTracking(_Truth(), TZ)
+    tracking = MilestoneTracking(TRUTH, TZ)
     feed(tracking, log.chunks(2))
     t = tracking.tables(Span(T0, T0 + 10_000, False))["milestones"]
     # aid 30 was hidden at its crossing; aid 40 crosses after the end of the log
     assert t.ints("aid").tolist() == [10, 20]
+    assert t.ints("song").tolist() == [1, 0]
     assert t.ints("captured_ms").tolist() == [T0 + 3000, -1]
     assert t.floats("latency_s")[0] == 2.0
     assert np.isnan(t.floats("latency_s")[1])
