@@ -90,10 +90,14 @@ def sweep(
     n_jobs = jobs or os.cpu_count() or 1
     started = time.perf_counter()
 
+    finished = 0
+
     def progress(i: int, label: str) -> None:
+        nonlocal finished
+        finished += 1
         if not quiet and not as_json:
             wall = time.perf_counter() - started
-            click.echo(f"[{wall:6.1f}s] point {i + 1}/{len(points)} done: {label}", err=True)
+            click.echo(f"[{wall:6.1f}s] {finished}/{len(points)} done: {label}", err=True)
 
     if not quiet and not as_json:
         click.echo(
