@@ -120,3 +120,5 @@ def _print(result: Any, show_all: bool) -> None:
         click.echo(f"{mark}  {v.tolerance}: {v.metric}: {v.reason}")
     for p in result.files:
         click.echo(f"wrote {p}")
+    for note in result.notes:
+        click.echo(f"note: {note}", err=True)

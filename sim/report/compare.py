@@ -21,7 +21,7 @@ from __future__ import annotations
 import fnmatch
 import math
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -214,6 +214,8 @@ class Comparison:
     rows: list[MetricDelta]
     verdicts: list[Verdict]
     files: list[Path]
+    notes: list[str] = field(default_factory=list)
+    """What could not be done (e.g. the overlay of a run without CSV series)."""
 
     @property
     def passed(self) -> bool:
@@ -257,6 +259,7 @@ class Comparison:
             "tolerances": [asdict(v) for v in self.verdicts],
             "metrics": [asdict(r) for r in self.rows],
             "files": [str(p) for p in self.files],
+            "notes": list(self.notes),
         }
 
 

@@ -122,13 +122,14 @@ def overlay_figure(runs: list[tuple[str, dict[str, Table], PlotContext]]) -> Fig
 
 
 def write_comparison(result: Comparison, a_dir: Path, b_dir: Path, out_dir: Path) -> list[Path]:
-    """Write ``comparison.csv``, ``comparison.json`` and ``overlay.png`` into ``out_dir``."""
+    """Write ``comparison.csv``, ``comparison.json`` and ``overlay.png`` into ``out_dir``; the
+    overlay needs both runs' CSV series and scenario.json (it is skipped, with a note in
+    ``result.notes``, when one lacks them)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from sim.report.build import TABLES
     from sim.report.plots import STYLE, save
 
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -136,10 +137,14 @@ def write_comparison(result: Comparison, a_dir: Path, b_dir: Path, out_dir: Path
     write_atomic(csv_path, to_csv(comparison_table(result)).encode())
     doc = json.dumps(comparison_json(result), indent=2, sort_keys=True) + "\n"
     write_atomic(json_path, doc.encode())
-    runs = [
-        (f"{tag} {d.name}", read_tables(d, list(TABLES)), _context(d))
-        for tag, d in (("A", a_dir), ("B", b_dir))
-    ]
+    try:
+        runs = [
+            (f"{tag} {d.name}", read_tables(d, ["windows", "lateness_hourly"]), _context(d))
+            for tag, d in (("A", a_dir), ("B", b_dir))
+        ]
+    except FileNotFoundError as exc:
+        result.notes.append(f"no overlay plot: {exc}")
+        return [csv_path, json_path]
     with plt.rc_context(STYLE):
         png = save(overlay_figure(runs), out_dir / "overlay.png")
     return [csv_path, json_path, png]

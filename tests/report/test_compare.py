@@ -130,6 +130,16 @@ def test_compare_flags_a_regression_with_exit_99(
     assert code == 0, out
 
 
+def test_compare_without_series_skips_the_overlay_only(report_run: Path, tmp_path: Path) -> None:
+    other = shutil.copytree(report_run, tmp_path / "copy")
+    (other / "windows.csv").unlink()
+    code, out = sim("compare", str(report_run), str(other), "--json", "--out", str(tmp_path / "o"))
+    assert code == 0, out
+    doc = json.loads(out)
+    assert [Path(f).name for f in doc["files"]] == ["comparison.csv", "comparison.json"]
+    assert "windows.csv" in doc["notes"][0]
+
+
 def test_compare_reports_usage_errors_with_exit_2(report_run: Path, tmp_path: Path) -> None:
     code, _ = sim("compare", str(report_run), str(report_run), "--tolerance", "nonsense")
     assert code == 2
