@@ -14,7 +14,7 @@ import signal
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 import trio
@@ -30,9 +30,13 @@ from sim.rng import RandomStreams
 from sim.scenario import Scenario, scenario_sha256
 from sim.units import SECOND_MS, format_instant_ms
 
+if TYPE_CHECKING:
+    from sim.report.milestones import GroundTruth
+
 EVENTS_FILE = "events.simlog"
 MANIFEST_FILE = "manifest.json"
 SUMMARY_FILE = "summary.json"
+SCENARIO_FILE = "scenario.json"
 
 
 class Model(Protocol):
@@ -59,6 +63,8 @@ class RunResult:
     out_dir: Path | None
     partial: bool
     engine: Engine = field(repr=False)
+    files: list[Path] = field(default_factory=list)
+    """The report files written besides the manifest and the summary (CSV, PNG, HTML)."""
 
 
 def _manifest(
@@ -130,10 +136,15 @@ def run_scenario(
     extra_sinks: Sequence[Sink] = (),
     backends: BackendSpec | None = None,
     concurrent: bool = False,
+    report: bool = False,
+    plots: bool = True,
 ) -> RunResult:
-    """Run ``scenario`` with ``build_model`` and write ``manifest.json`` (and the saved log) into
-    ``out_dir`` when given. Ctrl-C (with ``handle_sigint``) stops the run cleanly: the log is
-    closed and the manifest says ``"partial": true``; a second Ctrl-C cancels outstanding I/O."""
+    """Run ``scenario`` with ``build_model`` and write ``manifest.json``, ``summary.json``,
+    ``scenario.json`` (and the saved log) into ``out_dir`` when given; with ``report`` also the
+    time series (CSV) and, unless ``plots`` is false, the plots (PNG) and ``report.html``
+    (:mod:`sim.report`). Ctrl-C (with
+    ``handle_sigint``) stops the run cleanly: the log is closed and the manifest and the report
+    say partial; a second Ctrl-C cancels outstanding I/O."""
     clock: Clock = (
         VirtualClock(scenario.start_ms)
         if speed is None
@@ -157,6 +168,12 @@ def run_scenario(
     chosen = make_backends(spec)
     model = build_model(scenario, engine, streams, chosen)
     reducer_sink.reducers.extend(model.reducers())
+    series = None
+    if report and out_dir is not None:
+        from sim.report import SeriesSet
+
+        series = SeriesSet(scenario.timezone, _ground_truth(model, scenario))
+        log.sinks.append(ReducerSink([series]))
     log.open()
 
     async def main() -> None:
@@ -184,7 +201,26 @@ def run_scenario(
         # Every metric, under its stable dotted name; a pure function of the log, so it is
         # byte-identical for the same scenario and seed (wall-clock facts are in the manifest).
         (out_dir / SUMMARY_FILE).write_text(json.dumps(metrics, indent=2, sort_keys=True) + "\n")
-    return RunResult(manifest, metrics, out_dir, engine.partial, engine)
+        # The validated scenario, so that `sim plot` and readers can rebuild what the run used.
+        doc = scenario.model_dump(mode="json", by_alias=True)
+        (out_dir / SCENARIO_FILE).write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n")
+    files: list[Path] = []
+    if series is not None and out_dir is not None:
+        from sim.report import write_report
+
+        files = write_report(out_dir, series.tables(), scenario, manifest, metrics, plots=plots)
+    return RunResult(manifest, metrics, out_dir, engine.partial, engine, files)
+
+
+def _ground_truth(model: Model, scenario: Scenario) -> GroundTruth:
+    """The milestone crossings of the model's world over the run (none for a model without one)."""
+    from sim.report.milestones import GroundTruth
+    from sim.world import World
+
+    world = getattr(model, "world", None)
+    if isinstance(world, World):
+        return GroundTruth.of(world, scenario.start_ms, scenario.end_ms)
+    return GroundTruth.none()
 
 
 def _first_leaf(group: BaseExceptionGroup[BaseException]) -> BaseException:

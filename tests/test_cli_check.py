@@ -38,6 +38,9 @@ def test_exit_0_when_thresholds_hold(tmp_path: Path) -> None:
     )
     assert r.exit_code == 0, r.output
     doc = json.loads(r.output)
+    # the run's series are written for `sim plot` and `sim compare`; no plots
+    assert (tmp_path / "small" / "windows.csv").exists()
+    assert not (tmp_path / "small" / "report.html").exists()
     assert doc["passed"] is True
     assert {v["metric"] for v in doc["scenarios"]["small"]} == {
         "windows.max_reserved",

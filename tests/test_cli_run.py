@@ -19,7 +19,16 @@ from tests.conftest import DATA
 
 def test_run_writes_a_manifest_with_the_required_fields(tmp_path: Path) -> None:
     result = CliRunner().invoke(
-        cli, ["run", str(DATA / "small.toml"), "--out", str(tmp_path), "-q", "--save-events"]
+        cli,
+        [
+            "run",
+            str(DATA / "small.toml"),
+            "--out",
+            str(tmp_path),
+            "-q",
+            "--save-events",
+            "--no-plots",
+        ],
     )
     assert result.exit_code == 0, result.output
     manifest = json.loads((tmp_path / "manifest.json").read_text())
@@ -99,3 +108,9 @@ def test_ctrl_c_leaves_a_valid_partial_report(tmp_path: Path) -> None:
         assert saved.complete
         assert saved.partial is True
         assert saved.fingerprint() == manifest["event_log_sha256"]
+    # the report covers the interrupted run, says so, and ends where the run stopped
+    html = (out / "report.html").read_text()
+    assert "Partial run" in html
+    assert (out / "occupancy.png").exists()
+    per_minute = (out / "snapshots_per_minute.csv").read_text().splitlines()
+    assert len(per_minute) - 1 == int(manifest["simulated_seconds"]) // 60 + 1

@@ -30,12 +30,18 @@ def _register() -> None:
     # Each command module imports its heavy dependencies (matplotlib, the model) inside the
     # command, so that `sim --help` stays fast.
     from sim.cli import check as _check
+    from sim.cli import compare as _compare
     from sim.cli import curves as _curves
     from sim.cli import load as _load
+    from sim.cli import plot as _plot
     from sim.cli import run as _run
+    from sim.cli import sweep as _sweep
 
     cli.add_command(_run.run)
     cli.add_command(_check.check)
+    cli.add_command(_plot.plot)
+    cli.add_command(_compare.compare)
+    cli.add_command(_sweep.sweep)
     cli.add_command(_curves.curves)
     cli.add_command(_load.load)
 

@@ -82,6 +82,8 @@ def check(
                 out_dir=out,
                 observer=progress.observe,
                 handle_sigint=True,
+                report=True,
+                plots=False,  # the CSV series: `sim plot` draws them, `sim compare` overlays them
             )
         results[scenario.name] = evaluate(scenario.expect, run.metrics)
         if run.partial:

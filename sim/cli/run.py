@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from sim.cli import EXIT_INTERRUPTED
 from sim.cli.common import (
     backend_errors,
     backend_options,
@@ -17,6 +18,7 @@ from sim.cli.common import (
 )
 from sim.cli.progress import Progress
 from sim.runner import run_scenario
+from sim.scenario.expect import evaluate
 
 
 @click.command()
@@ -39,7 +41,17 @@ from sim.runner import run_scenario
     help="Run on the real clock, K times faster than production (default: virtual).",
 )
 @backend_options
-@click.option("--json", "as_json", is_flag=True, help="Print the manifest and metrics as JSON.")
+@click.option(
+    "--no-plots",
+    is_flag=True,
+    help="Write the CSV time series but no PNG or report.html (draw them later with `sim plot`).",
+)
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print the manifest, metrics, [expect] verdicts and report files as JSON.",
+)
 @click.option("-q", "--quiet", is_flag=True, help="No progress display.")
 def run(
     scenario_path: Path,
@@ -52,46 +64,71 @@ def run(
     counter: str | None,
     reservation: str | None,
     reset: bool,
+    no_plots: bool,
     as_json: bool,
     quiet: bool,
 ) -> None:
-    """Run SCENARIO (a TOML file) and write manifest.json and the report to --out.
+    """Run SCENARIO (a TOML file) and write its report to --out: manifest.json, summary.json,
+    scenario.json, CSV time series, PNG plots and report.html.
 
-    Same scenario and seed give a byte-identical event log (its SHA-256 is in the manifest).
-    Ctrl-C stops early and still writes a valid report marked partial; press it twice to also
-    abandon in-flight I/O.
+    Same scenario and seed give a byte-identical event log and report (wall-clock timings are
+    only in manifest.json). Ctrl-C stops early and still writes a valid report marked partial
+    (exit 130); press it twice to also abandon in-flight I/O. The [expect] verdicts are shown
+    in the report; `sim check` gates on them.
     """
     from sim.scheduler import build_cvsa_model
 
     scenario = load_or_exit(scenario_path, overrides, seed)
     out = out_dir or Path("reports") / scenario.name
     spec = backend_spec(scenario, store, counter, reservation, reset)
-    with (
-        backend_errors(),
-        Progress(
-            scenario.name, scenario.start_ms, scenario.end_ms, enabled=not quiet and not as_json
-        ) as progress,
-    ):
-        result = run_scenario(
-            scenario,
-            build_cvsa_model,
-            out_dir=out,
-            save_events=save_events,
-            speed=speed,
-            observer=progress.observe,
-            handle_sigint=True,
-            backends=spec,
+    try:
+        with (
+            backend_errors(),
+            Progress(
+                scenario.name,
+                scenario.start_ms,
+                scenario.end_ms,
+                enabled=not quiet and not as_json,
+            ) as progress,
+        ):
+            result = run_scenario(
+                scenario,
+                build_cvsa_model,
+                out_dir=out,
+                save_events=save_events,
+                speed=speed,
+                observer=progress.observe,
+                handle_sigint=True,
+                report=True,
+                plots=not no_plots,
+                backends=spec,
+            )
+    except KeyboardInterrupt:  # Ctrl-C after the run, while the report was being written
+        click.echo(
+            f"interrupted while writing the report; `sim plot {out}` draws it again", err=True
         )
+        sys.exit(EXIT_INTERRUPTED)
     m = result.manifest
     if as_json:
-        json.dump({"manifest": m, "metrics": result.metrics}, sys.stdout, indent=2, sort_keys=True)
+        verdicts = [
+            {"metric": v.metric, "condition": v.condition, "value": v.value, "passed": v.passed}
+            for v in evaluate(scenario.expect, result.metrics)
+        ]
+        doc = {
+            "manifest": m,
+            "metrics": result.metrics,
+            "expect": verdicts,
+            "files": [str(p) for p in result.files],
+        }
+        json.dump(doc, sys.stdout, indent=2, sort_keys=True)
         sys.stdout.write("\n")
     else:
         state = "PARTIAL (interrupted)" if result.partial else "complete"
         click.echo(
             f"{scenario.name}: {state}; simulated {m['simulated_seconds']:,.0f} s in "
             f"{m['wall_seconds']:,.2f} s (x{m['compression_ratio']:,}); {m['events']:,} events\n"
-            f"event log sha256 {m['event_log_sha256']}\nreport: {out}/"
+            f"event log sha256 {m['event_log_sha256']}\n"
+            f"report: {out / 'report.html' if not no_plots else str(out) + '/'}"
         )
     if result.partial:
-        sys.exit(130)
+        sys.exit(EXIT_INTERRUPTED)

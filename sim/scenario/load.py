@@ -153,7 +153,8 @@ def _known_keys(loc: tuple[Any, ...]) -> list[str]:
         )
         if model is None:
             return []
-    return sorted(getattr(model, "model_fields", {}))
+    fields = getattr(model, "model_fields", {})
+    return sorted(f.alias or name for name, f in fields.items())
 
 
 def format_validation_error(

@@ -1,0 +1,175 @@
+"""Building a run's report: series -> CSV files -> PNG plots -> ``report.html``.
+
+Three ways in, one way out:
+
+* live, during ``sim run``: :class:`SeriesSet` is a sink of the running log (``run_scenario``
+  with ``report=True``), then :func:`write_report`;
+* from a saved log (``sim plot`` on a run made with ``--save-events``): :func:`report_from_log`
+  recomputes every series from ``events.simlog``;
+* from the CSVs alone (``sim plot`` otherwise): :func:`draw_report`.
+
+Plots and the page are always drawn from the tables read back from the CSV files, so the three
+give byte-identical files for the same run.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from sim.events.log import Chunk
+from sim.report.load_series import QueueDepth, UpstreamRequests
+from sim.report.milestones import GroundTruth, MilestoneTracking
+from sim.report.proxies import ProxyRequests
+from sim.report.series import (
+    CleanupDeletions,
+    LatenessOverTime,
+    RunSpan,
+    SeriesReducer,
+    SnapshotRate,
+    WindowOccupancy,
+)
+from sim.report.store import Table, read_tables, write_tables
+from sim.runner import EVENTS_FILE, MANIFEST_FILE, SCENARIO_FILE, SUMMARY_FILE
+from sim.scenario import Scenario
+from sim.units import Ms
+
+REPORT_FILE = "report.html"
+TABLES = (
+    "windows",
+    "snapshots_per_minute",
+    "lateness_hourly",
+    "cleanup_hourly",
+    "upstream",
+    "queue_depth",
+    "milestones",
+    "proxies",
+)
+"""Every CSV file of a report (``<name>.csv``)."""
+
+
+class SeriesSet:
+    """Every series of the report, fed as one reducer (it adds no metrics to the summary)."""
+
+    def __init__(self, tz_ms: Ms, truth: GroundTruth) -> None:
+        self.span = RunSpan()
+        self.series: list[SeriesReducer] = [
+            WindowOccupancy(tz_ms),
+            SnapshotRate(tz_ms),
+            LatenessOverTime(tz_ms),
+            CleanupDeletions(tz_ms),
+            UpstreamRequests(tz_ms),
+            QueueDepth(tz_ms),
+            MilestoneTracking(truth, tz_ms),
+            ProxyRequests(tz_ms),
+        ]
+
+    def feed(self, chunk: Chunk, names: Sequence[str]) -> None:
+        self.span.feed(chunk, names)
+        for s in self.series:
+            s.feed(chunk, names)
+
+    def result(self) -> dict[str, Any]:
+        return {}
+
+    def tables(self) -> dict[str, Table]:
+        span = self.span.span()
+        out: dict[str, Table] = {}
+        for s in self.series:
+            out.update(s.tables(span))
+        return out
+
+
+def crossings_for(scenario: Scenario) -> GroundTruth:
+    """The milestone ground truth of ``scenario``'s world over the planned run (the world is a
+    pure function of the scenario and its seed, so this is the run's own)."""
+    from sim.rng import RandomStreams
+    from sim.world import World
+
+    world = World.build(scenario, RandomStreams(scenario.seed))
+    return GroundTruth.of(world, scenario.start_ms, scenario.end_ms)
+
+
+def read_json(path: Path) -> Any:
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: missing; is {path.parent} a `sim run` report directory?")
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def load_run_scenario(run_dir: Path) -> Scenario:
+    """The validated scenario a run used (``scenario.json``, written by ``sim run``)."""
+    from pydantic import ValidationError
+
+    from sim.scenario.load import ScenarioError, format_validation_error
+
+    path = run_dir / SCENARIO_FILE
+    try:
+        return Scenario.model_validate(read_json(path))
+    except ValidationError as exc:
+        # Written by another version of sim: say which keys no longer fit, not a pydantic dump.
+        problems = format_validation_error(str(path), exc, {})
+        raise ScenarioError([*problems, f"{path}: rerun the scenario with this version"]) from None
+
+
+def write_report(
+    out_dir: Path,
+    tables: dict[str, Table],
+    scenario: Scenario,
+    manifest: dict[str, Any],
+    summary: dict[str, Any],
+    *,
+    plots: bool = True,
+) -> list[Path]:
+    """Write the CSV files, then (with ``plots``) draw the plots and the page from them;
+    returns the paths written."""
+    csvs = write_tables(out_dir, tables)
+    return csvs + (draw_report(out_dir, scenario, manifest, summary) if plots else [])
+
+
+def draw_report(
+    out_dir: Path, scenario: Scenario, manifest: dict[str, Any], summary: dict[str, Any]
+) -> list[Path]:
+    """Draw every PNG and ``report.html`` from the CSV files in ``out_dir``."""
+    from sim.report.html import write_html
+    from sim.report.plots import PlotContext, draw_run
+
+    tables = read_tables(out_dir, list(TABLES))
+    ctx = PlotContext.of(scenario, manifest)
+    pngs = draw_run(out_dir, tables, ctx)
+    page = write_html(out_dir / REPORT_FILE, scenario, manifest, summary, pngs, tables)
+    return [*pngs, page]
+
+
+def report_from_log(run_dir: Path) -> list[Path]:
+    """Recompute every series from ``run_dir/events.simlog`` and rewrite the report.
+
+    Raises ``ValueError`` when the log does not match the manifest's fingerprint."""
+    from sim.events import SavedLog
+
+    scenario = load_run_scenario(run_dir)
+    manifest = read_json(run_dir / MANIFEST_FILE)
+    summary = read_json(run_dir / SUMMARY_FILE)
+    series = SeriesSet(scenario.timezone, crossings_for(scenario))
+    with SavedLog(run_dir / EVENTS_FILE) as log:
+        for chunk in log.chunks():
+            series.feed(chunk, log.names)
+        complete, fingerprint = log.complete, log.fingerprint()
+    if complete and fingerprint != manifest.get("event_log_sha256"):
+        raise ValueError(
+            f"{run_dir / EVENTS_FILE}: its fingerprint {fingerprint[:12]}... differs from the "
+            f"manifest's {str(manifest.get('event_log_sha256'))[:12]}...: not this run's log"
+        )
+    return write_report(run_dir, series.tables(), scenario, manifest, summary)
+
+
+def redraw(run_dir: Path, *, from_log: bool | None = None) -> list[Path]:
+    """``sim plot``: from the saved log when there is one (or ``from_log``), else the CSVs."""
+    use_log = (run_dir / EVENTS_FILE).exists() if from_log is None else from_log
+    if use_log:
+        return report_from_log(run_dir)
+    scenario = load_run_scenario(run_dir)
+    manifest = read_json(run_dir / MANIFEST_FILE)
+    summary = read_json(run_dir / SUMMARY_FILE)
+    return draw_report(run_dir, scenario, manifest, summary)

@@ -1,0 +1,291 @@
+"""Comparing two runs: every metric side by side with its delta, and regression gates.
+
+A metric *regresses* when it moved in its bad direction by more than the tolerance. A tolerance
+is ``METRIC=LIMIT`` where METRIC is a metric name or an ``fnmatch`` pattern
+(``lateness.*.p99_s``) and LIMIT is a percentage of run A's value (``5%``) or an absolute amount
+in the metric's unit (``2``), optionally signed:
+
+* ``+5%``: an increase of more than 5 % fails;
+* ``-5%``: a decrease of more than 5 % fails;
+* ``5%``: a move in the metric's bad direction (:data:`BAD_DIRECTION`) fails; a metric with no
+  known bad direction fails on a move either way;
+* ``+-5%`` (or ``±5%``): a move either way fails.
+
+A relative tolerance on a metric that was 0 in run A fails on any move in the bad direction.
+A named metric missing from either run fails. A pattern judges the numeric metrics present in
+both runs (those in one run only are listed, not judged) and fails when it matches none.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import math
+import re
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+Direction = Literal["up", "down", "both"]
+BAD_DIRECTION: list[tuple[str, Direction]] = [
+    ("*.violations", "up"),
+    ("invariants.*.undecided", "up"),
+    ("lateness.*", "up"),
+    ("jobs.*.wait_s.*", "up"),
+    ("jobs.*.failed", "up"),
+    ("cleanup.deleted*", "up"),
+    ("upstream.*", "up"),
+    ("dispatch.skipped.*", "up"),
+    ("periodic.*.missed_slots", "up"),
+    ("snapshots.duplicates", "up"),
+    ("windows.max_*", "up"),
+    ("windows.probes.*", "up"),
+    ("windows.placement.fallback", "up"),
+    ("windows.placement.exhausted", "up"),
+    ("queries.*", "up"),
+    ("milestones.capture_latency.*", "up"),
+    ("milestones.bracket_width.*", "up"),
+    ("milestones.captured", "down"),
+]
+"""The direction in which a metric gets worse, by the first matching pattern; metrics not listed
+(counts of work done, such as ``snapshots.total``) have none: a change is neither good nor bad."""
+_LIMIT = re.compile(r"(\+-|±|\+|-)?\s*(\d+(?:\.\d*)?|\.\d+)\s*(%?)")
+
+
+def bad_direction(metric: str) -> Direction | None:
+    """The direction in which ``metric`` gets worse, if it has one."""
+    for pattern, direction in BAD_DIRECTION:
+        if fnmatch.fnmatchcase(metric, pattern):
+            return direction
+    return None
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """A parsed ``--tolerance`` (see the module docstring)."""
+
+    text: str
+    pattern: str
+    limit: float
+    relative: bool
+    sign: Literal["+", "-", "+-", ""]
+
+    def direction(self, metric: str) -> Direction:
+        if self.sign == "+":
+            return "up"
+        if self.sign == "-":
+            return "down"
+        if self.sign == "+-":
+            return "both"
+        return bad_direction(metric) or "both"
+
+
+def parse_tolerance(spec: str) -> Tolerance:
+    """``"lateness.new.p99_s=+10%"`` -> Tolerance; ``ValueError`` says what is accepted."""
+    pattern, sep, limit = spec.rpartition("=")
+    m = _LIMIT.fullmatch(limit.strip())
+    if not sep or not pattern.strip() or m is None:
+        raise ValueError(
+            f"--tolerance {spec!r}: expected METRIC=LIMIT such as lateness.new.p99_s=10%, "
+            "windows.max_count=+5%, cleanup.deleted=-2% or invariants.*.violations=+0"
+        )
+    sign = {"±": "+-", None: ""}.get(m.group(1), m.group(1))
+    return Tolerance(spec, pattern.strip(), float(m.group(2)), m.group(3) == "%", sign)  # type: ignore[arg-type]
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool):
+        return float(value)
+    if isinstance(value, int | float) and math.isfinite(value):
+        return float(value)
+    return None
+
+
+@dataclass(frozen=True)
+class MetricDelta:
+    """One metric in both runs. ``change``: same, better, worse, changed (no bad direction),
+    added (only in B), removed (only in A), or differs (not a number)."""
+
+    metric: str
+    a: Any
+    b: Any
+    delta: float | None
+    pct: float | None
+    """``delta`` as a percentage of ``|a|`` (None when ``a`` is 0 or either is not a number)."""
+    change: str
+
+
+def delta_of(metric: str, a: Any, b: Any, *, in_a: bool = True, in_b: bool = True) -> MetricDelta:
+    if not in_b:
+        return MetricDelta(metric, a, None, None, None, "removed")
+    if not in_a:
+        return MetricDelta(metric, None, b, None, None, "added")
+    x, y = _number(a), _number(b)
+    if x is None or y is None:
+        return MetricDelta(metric, a, b, None, None, "same" if a == b else "differs")
+    d = y - x
+    pct = d / abs(x) * 100 if x else None
+    if d == 0:
+        change = "same"
+    else:
+        bad = bad_direction(metric)
+        change = "changed" if bad is None else ("worse" if (d > 0) == (bad == "up") else "better")
+    return MetricDelta(metric, a, b, round(d, 9), None if pct is None else round(pct, 6), change)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A tolerance checked on one metric (or on nothing, when it matched none)."""
+
+    tolerance: str
+    metric: str
+    direction: Direction | None
+    moved: float | None
+    """How far the metric moved in the bad direction: % of A for a relative tolerance, units
+    for an absolute one (inf: from 0); None when it could not be judged."""
+    passed: bool
+    reason: str
+
+
+def check(tol: Tolerance, a: dict[str, Any], b: dict[str, Any]) -> list[Verdict]:
+    """Judge ``tol`` on every metric it names (module docstring)."""
+    out: list[Verdict] = []
+    if any(ch in tol.pattern for ch in "*?["):
+        names = [n for n in sorted(set(a) | set(b)) if fnmatch.fnmatchcase(n, tol.pattern)]
+        for name in names:
+            if (name in a) != (name in b):
+                where = "A" if name in a else "B"
+                out.append(Verdict(tol.text, name, None, None, True, f"only in run {where}"))
+        names = [
+            n for n in names if _number(a.get(n)) is not None and _number(b.get(n)) is not None
+        ]
+        if not names:
+            return [*out, Verdict(tol.text, tol.pattern, None, None, False, "matches no number")]
+    else:
+        names = [tol.pattern]
+    for name in names:
+        direction = tol.direction(name)
+        if name not in a or name not in b:
+            where = "A" if name not in a else "B"
+            out.append(Verdict(tol.text, name, direction, None, False, f"missing in run {where}"))
+            continue
+        x, y = _number(a[name]), _number(b[name])
+        if x is None or y is None:
+            out.append(Verdict(tol.text, name, direction, None, False, "not a number"))
+            continue
+        d = y - x
+        bad = {"up": d, "down": -d, "both": abs(d)}[direction]
+        if tol.relative:
+            moved = bad / abs(x) * 100 if x else (math.inf if bad > 0 else 0.0)
+        else:
+            moved = bad
+        unit = "%" if tol.relative else ""
+        reason = (
+            f"moved {_show(moved)}{unit} {direction} (limit {tol.limit:g}{unit})"
+            if moved > 0
+            else "did not move in the bad direction"
+        )
+        out.append(Verdict(tol.text, name, direction, moved, moved <= tol.limit, reason))
+    return out
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        return f"{value:,.6g}"
+    return str(value)[:40]
+
+
+def _show(x: float) -> str:
+    return "from 0" if math.isinf(x) else f"{x:,.4g}"
+
+
+@dataclass
+class Comparison:
+    """Two runs compared: every metric, and the tolerance verdicts."""
+
+    a: dict[str, Any]
+    """Run A: ``dir``, ``scenario``, ``seed``, ``event_log_sha256``."""
+    b: dict[str, Any]
+    rows: list[MetricDelta]
+    verdicts: list[Verdict]
+    files: list[Path]
+    notes: list[str] = field(default_factory=list)
+    """What could not be done (e.g. the overlay of a run without CSV series)."""
+
+    @property
+    def passed(self) -> bool:
+        return all(v.passed for v in self.verdicts)
+
+    def changed(self) -> list[MetricDelta]:
+        return [r for r in self.rows if r.change != "same"]
+
+    def text(self, *, every: bool = False, match: str = "*") -> str:
+        """The metrics that differ (``every``: all) whose names match the ``fnmatch`` pattern
+        ``match``, and the verdicts, as a plain-text table."""
+        rows = [
+            r
+            for r in (self.rows if every else self.changed())
+            if fnmatch.fnmatchcase(r.metric, match)
+        ]
+        cells = [("metric", "A", "B", "delta", "delta %", "change")]
+        for r in rows:
+            pct = "" if r.pct is None else f"{r.pct:+,.2f}%"
+            delta = "" if r.delta is None else f"{r.delta:+,.6g}"
+            cells.append((r.metric, _cell(r.a), _cell(r.b), delta, pct, r.change))
+        widths = [max(len(c[i]) for c in cells) for i in range(6)]
+        lines = [
+            "  ".join(
+                c.ljust(w) if i in (0, 5) else c.rjust(w)
+                for i, (c, w) in enumerate(zip(row, widths, strict=True))
+            ).rstrip()
+            for row in cells
+        ]
+        lines += [
+            f"{'pass' if v.passed else 'FAIL'}  {v.tolerance}: {v.metric}: {v.reason}"
+            for v in self.verdicts
+        ]
+        return "\n".join(lines)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "a": self.a,
+            "b": self.b,
+            "passed": self.passed,
+            "tolerances": [asdict(v) for v in self.verdicts],
+            "metrics": [asdict(r) for r in self.rows],
+            "files": [str(p) for p in self.files],
+            "notes": list(self.notes),
+        }
+
+
+def _run_facts(run_dir: Path, manifest: dict[str, Any]) -> dict[str, Any]:
+    keys = ("scenario", "seed", "profile", "event_log_sha256", "partial")
+    return {"dir": str(run_dir), **{k: manifest.get(k) for k in keys}}
+
+
+def compare_runs(
+    a_dir: Path, b_dir: Path, tolerances: list[Tolerance], out_dir: Path | None = None
+) -> Comparison:
+    """Compare the ``summary.json`` of two run directories; with ``out_dir``, also write
+    ``comparison.csv``, ``comparison.json`` and the overlay plot ``overlay.png`` there."""
+    from sim.report.build import read_json
+    from sim.runner import MANIFEST_FILE, SUMMARY_FILE
+
+    a, b = read_json(a_dir / SUMMARY_FILE), read_json(b_dir / SUMMARY_FILE)
+    rows = [
+        delta_of(n, a.get(n), b.get(n), in_a=n in a, in_b=n in b) for n in sorted(set(a) | set(b))
+    ]
+    verdicts = [v for tol in tolerances for v in check(tol, a, b)]
+    facts_a = _run_facts(a_dir, read_json(a_dir / MANIFEST_FILE))
+    facts_b = _run_facts(b_dir, read_json(b_dir / MANIFEST_FILE))
+    result = Comparison(facts_a, facts_b, rows, verdicts, [])
+    if out_dir is not None:
+        from sim.report.overlay import write_comparison
+
+        result.files = write_comparison(result, a_dir, b_dir, out_dir)
+    return result

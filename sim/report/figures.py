@@ -1,0 +1,421 @@
+"""The figures of a run report, one function each, from the CSV tables (see ``sim.report.series``).
+
+``RUN_FIGURES`` lists them in report order: file name, caption (used by ``report.html``) and the
+drawing function. matplotlib is imported inside each function (this module is imported lazily).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import numpy.typing as npt
+
+from sim.report.plots import (
+    COLOURS,
+    FigureFn,
+    PlotContext,
+    count_axis,
+    days,
+    empty_note,
+    legend,
+    seconds_label,
+    step_fill,
+    time_axis,
+)
+from sim.report.proxies import proxies_figure
+from sim.report.series import TAKEN_TYPES, TYPES
+from sim.report.store import Table
+from sim.units import DAY_MS, HOUR_MS, WINDOW_MS
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+F8 = npt.NDArray[np.float64]
+
+
+def limit_line(
+    ax: Axes, limit: float, top: float, label: str, colour: str, *, note_row: int = 0
+) -> None:
+    """A limit (the window cap, the worker count) as a dashed line with room above it, or a note
+    when it is so far above the data that drawing it would flatten the data (``note_row`` stacks
+    several notes on one axes)."""
+    if limit <= 4 * max(top, 1):
+        ax.axhline(limit, color=colour, ls="--", lw=1.2, label=label)
+        ax.set_ylim(0, max(top, limit, ax.get_ylim()[1] / 1.2) * 1.2)
+    else:
+        ax.set_ylim(0, max(top, 1) * 1.25)
+        ax.text(
+            0.995,
+            0.97 - 0.09 * note_row,
+            f"{label} is above this scale (peak {top:,.0f})",
+            transform=ax.transAxes,
+            ha="right",
+            va="top",
+            color=colour,
+        )
+
+
+def _stack(
+    table: Table, prefix: str, types: tuple[str, ...], inside: npt.NDArray[np.bool_]
+) -> list[tuple[str, npt.NDArray[np.int64]]]:
+    return [(ty, table.ints(f"{prefix}{ty}")[inside]) for ty in types]
+
+
+def _labelled(
+    series: list[tuple[str, npt.NDArray[np.int64]]],
+) -> list[tuple[str, str, npt.NDArray[np.int64]]]:
+    """(type, legend label with the series' total, values)."""
+    return [(ty, f"{ty} ({int(v.sum()):,})", v) for ty, v in series]
+
+
+def occupancy(tables: dict[str, Table], ctx: PlotContext) -> Figure:
+    import matplotlib.pyplot as plt
+
+    w = tables["windows"]
+    t = w.ints("window_start_ms")
+    inside = (t + WINDOW_MS > ctx.start_ms) & (t < ctx.end_ms)
+    later = t >= ctx.end_ms
+    x = days(t[inside])
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(12, 7), sharex=True, layout="constrained")
+    fig.suptitle(ctx.title("window occupancy per 5-minute window"), fontweight="bold")
+    reserved = _stack(w, "reserved_", TYPES, inside)
+    step_fill(top, x, _labelled(reserved))
+    peak = w.ints("peak_count")[inside]
+    if len(x):
+        top.step(
+            np.r_[x, x[-1] + WINDOW_MS / DAY_MS],
+            np.r_[peak, peak[-1]],
+            where="post",
+            color="black",
+            lw=0.7,
+            label="window counter (its peak; executions release rows)",
+        )
+    booked = np.sum([v for _, v in reserved], axis=0)
+    high = float(max(np.max(booked, initial=0), np.max(peak, initial=0)))
+    limit_line(top, ctx.cap, high, f"cap {ctx.cap:,}", "#b00000")
+    n_later = int(sum(w.ints(f"reserved_{ty}")[later].sum() for ty in TYPES))
+    top.set_title(
+        "reserved: rows placed into each window by type (moves and cleanup releases counted; "
+        f"{n_later:,} more rows are booked after the end of the run)",
+        fontweight="normal",
+    )
+    top.set_ylabel("rows per window")
+    executed = _stack(w, "executed_", TAKEN_TYPES, inside)
+    step_fill(bottom, x, _labelled(executed))
+    done = np.sum([v for _, v in executed], axis=0)
+    limit_line(bottom, ctx.cap, float(np.max(done, initial=0)), f"cap {ctx.cap:,}", "#b00000")
+    bottom.set_title(
+        "executed: snapshots taken in each window by type (discovery: no schedule asked for it)",
+        fontweight="normal",
+    )
+    bottom.set_ylabel("snapshots per window")
+    for ax in (top, bottom):
+        count_axis(ax)
+        legend(ax, loc="upper left", ncol=7)
+        time_axis(ax, ctx, label=ax is bottom)
+    return fig
+
+
+def _day_grid(t: npt.NDArray[np.int64], values: F8, ctx: PlotContext) -> tuple[F8, list[str]]:
+    """Windows -> (local day x time-of-day slot) grid; NaN outside the run."""
+    local = t + ctx.tz_ms
+    day0 = (ctx.start_ms + ctx.tz_ms) // DAY_MS
+    n_days = max(int((ctx.end_ms - 1 + ctx.tz_ms) // DAY_MS - day0) + 1, 1)
+    grid = np.full((n_days, DAY_MS // WINDOW_MS), np.nan)
+    inside = (t + WINDOW_MS > ctx.start_ms) & (t < ctx.end_ms)
+    row = local[inside] // DAY_MS - day0
+    col = (local[inside] % DAY_MS) // WINDOW_MS
+    grid[row, col] = values[inside]
+    labels = [
+        np.datetime_as_string(np.datetime64((day0 + d) * DAY_MS, "ms"), unit="D")
+        + " "
+        + ("Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed")[(day0 + d) % 7]
+        for d in range(n_days)
+    ]
+    return grid, labels
+
+
+def occupancy_heatmap(tables: dict[str, Table], ctx: PlotContext) -> Figure:
+    import matplotlib.pyplot as plt
+
+    w = tables["windows"]
+    t = w.ints("window_start_ms")
+    reserved = sum(w.floats(f"reserved_{ty}") for ty in TYPES)
+    executed = sum(w.floats(f"executed_{ty}") for ty in TYPES)
+    grids = [_day_grid(t, np.asarray(v, np.float64), ctx) for v in (reserved, executed)]
+    n_days = len(grids[0][1])
+    height = 1.6 + 2 * (0.8 + 0.32 * n_days)
+    fig, axes = plt.subplots(2, 1, figsize=(12, height), sharex=True, layout="constrained")
+    peak = float(max(np.nanmax(grids[0][0]), np.nanmax(grids[1][0]), 1))
+    vmax = min(peak, float(ctx.cap))
+    over = f"; red: above the cap, {ctx.cap:,}" if peak > ctx.cap else f"; cap {ctx.cap:,}"
+    fig.suptitle(
+        ctx.title(f"occupancy by day and time of day (colour: 0 to {vmax:,.0f}{over})"),
+        fontweight="bold",
+    )
+    cmap = plt.get_cmap("viridis").with_extremes(bad="0.92", over="#e00000")
+    image = None
+    for ax, (grid, labels), what in zip(
+        axes, grids, ("reserved rows", "scheduled snapshots executed"), strict=True
+    ):
+        image = ax.imshow(
+            grid,
+            aspect="auto",
+            interpolation="nearest",
+            cmap=cmap,
+            vmin=0,
+            vmax=vmax,
+            extent=(0, 24, len(labels), 0),
+        )
+        ax.set_yticks(np.arange(len(labels)) + 0.5, labels)
+        ax.set_title(f"{what} per 5-min window (grey: outside the run)", fontweight="normal")
+        ax.grid(False)
+    axes[-1].set_xticks(np.arange(0, 25, 2))
+    axes[-1].set_xlabel(f"time of day ({ctx.tz_label})")
+    assert image is not None
+    bar = fig.colorbar(
+        image, ax=list(axes), fraction=0.03, pad=0.01, extend="max" if peak > ctx.cap else "neither"
+    )
+    bar.set_label("rows per window")
+    return fig
+
+
+def _dense(t: npt.NDArray[np.int64], values: F8, lo: int, hi: int, size: int) -> F8:
+    """Sparse bins -> every bin of ``[lo, hi)`` (step ``size``), zeros where absent."""
+    out = np.zeros((hi - lo) // size)
+    keep = (t >= lo) & (t < hi)
+    np.add.at(out, (t[keep] - lo) // size, values[keep])
+    return out
+
+
+MAX_POINTS = 1000
+"""Longer series are drawn in coarser bins (a pixel cannot show more)."""
+_FACTORS = (1, 2, 3, 5, 10, 12, 15, 20, 30, 60, 120, 180, 360, 720, 1440)
+
+
+def coarsen(
+    x: npt.NDArray[np.int64], columns: list[npt.NDArray[Any]], how: str
+) -> tuple[npt.NDArray[np.int64], list[F8], int]:
+    """Merge every ``k`` consecutive bins (``k`` so that at most :data:`MAX_POINTS` remain):
+    ``how`` is ``mean`` (a rate stays per original bin) or ``max``; returns x, columns, k."""
+    need = -(-len(x) // MAX_POINTS)
+    k = next((f for f in _FACTORS if f >= need), need)
+    if k == 1:
+        return x, [np.asarray(c, dtype=np.float64) for c in columns], 1
+    starts = np.arange(0, len(x), k)
+    sizes = np.diff(np.r_[starts, len(x)])
+    out = []
+    for c in columns:
+        values = np.asarray(c, dtype=np.float64)
+        if how == "max":
+            out.append(np.maximum.reduceat(values, starts))
+        else:
+            out.append(np.add.reduceat(values, starts) / sizes)
+    return x[starts], out, k
+
+
+def load(tables: dict[str, Table], ctx: PlotContext) -> Figure:
+    import matplotlib.pyplot as plt
+
+    fig, (rate, calls, depth) = plt.subplots(
+        3, 1, figsize=(12, 9), sharex=True, layout="constrained"
+    )
+    fig.suptitle(ctx.title("load shape"), fontweight="bold")
+    s = tables["snapshots_per_minute"]
+    minutes, counts, k = coarsen(
+        s.ints("minute_start_ms"), [s.ints(ty) for ty in TAKEN_TYPES], "mean"
+    )
+    totals = [int(s.ints(ty).sum()) for ty in TAKEN_TYPES]
+    step_fill(
+        rate,
+        days(minutes),
+        [(ty, f"{ty} ({n:,})", c) for ty, n, c in zip(TAKEN_TYPES, totals, counts, strict=True)],
+    )
+    over = f" (mean over {k}-minute bins)" if k > 1 else ""
+    rate.set_title(f"snapshots per minute, by type{over}", fontweight="normal")
+    rate.set_ylabel("snapshots / min")
+    u = tables["upstream"]
+    lo = ctx.start_ms - ctx.start_ms % WINDOW_MS
+    hi = ctx.end_ms + (-ctx.end_ms) % WINDOW_MS
+    ut, count = u.ints("bin_start_ms"), u.floats("count")
+    path, event = u.texts("path"), u.texts("event")
+    bins = np.arange(lo, hi, WINDOW_MS) if hi > lo else np.zeros(0, np.int64)
+    lines = [
+        ("single-path calls (snapshotVideo)", (path == "single") & (event == "request"), "C0"),
+        ("bulk calls (bulkSnapshotVideo)", (path == "bulk") & (event == "request"), "C2"),
+        ("retries", event == "retry", "C1"),
+        ("failed calls", np.char.startswith(event, "failed."), "C3"),
+    ]
+    dense = [_dense(ut[sel], count[sel], lo, hi, WINDOW_MS) for _, sel, _ in lines]
+    cx, dense, k = coarsen(bins, dense, "mean")
+    for (label, _, colour), y in zip(lines, dense, strict=True):
+        if len(y) and (y.any() or label.startswith(("single", "bulk"))):
+            calls.step(days(cx), y, where="post", color=colour, lw=1, label=label)
+    over = f" (mean over {k * 5}-minute bins)" if k > 1 else ""
+    calls.set_title(
+        f"upstream requests per 5 minutes: first calls and retries{over}", fontweight="normal"
+    )
+    calls.set_ylabel("calls / 5 min")
+    q = tables["queue_depth"]
+    high = 0
+    k = 1
+    for name in sorted(set(q.texts("queue").tolist())):
+        mine = q.texts("queue") == name
+        waiting, active = q.ints("waiting_max")[mine], q.ints("active_max")[mine]
+        qx, (w, a), k = coarsen(q.ints("minute_start_ms")[mine], [waiting, active], "max")
+        depth.step(days(qx), w, where="post", lw=1, label=f"{name}: waiting")
+        depth.step(days(qx), a, where="post", lw=1, label=f"{name}: active")
+        high = max(high, int(waiting.max(initial=0)), int(active.max(initial=0)))
+    limit_line(depth, ctx.concurrency, high, f"workers ({ctx.concurrency})", "0.3")
+    each = f"{k} minutes" if k > 1 else "minute"
+    depth.set_title(
+        f"queue depth: the most jobs waiting / active in each {each}", fontweight="normal"
+    )
+    depth.set_ylabel("jobs")
+    for ax in (rate, calls, depth):
+        count_axis(ax)
+        if ax is not depth:
+            ax.set_ylim(0, max(ax.get_ylim()[1], 1) * 1.15)
+        legend(ax, loc="upper left", ncol=6)
+        time_axis(ax, ctx, label=ax is depth)
+    return fig
+
+
+def lateness(tables: dict[str, Table], ctx: PlotContext) -> Figure:
+    import matplotlib.pyplot as plt
+
+    lt = tables["lateness_hourly"]
+    fig, axes = plt.subplots(2, 2, figsize=(12, 7), sharex=True, layout="constrained")
+    fig.suptitle(ctx.title("lateness (executed minus due) per hour, by type"), fontweight="bold")
+    kinds = lt.texts("type")
+    for ax, ty in zip(axes.flat, TYPES, strict=True):
+        mine = kinds == ty
+        middle = lt.ints("hour_start_ms")[mine] + HOUR_MS // 2
+        x = days(np.clip(middle, ctx.start_ms, ctx.end_ms))
+        n = int(lt.ints("count")[mine].sum())
+        ax.set_title(f"{ty} ({n:,} snapshot{'' if n == 1 else 's'})", color=COLOURS[ty])
+        if not n:
+            empty_note(ax, f"no {ty} snapshots")
+            ax.set_yticks([])
+        for p, style in (("p50", "-"), ("p90", "--"), ("p99", ":")):
+            ax.plot(x, lt.floats(f"{p}_s")[mine], style, marker="o", ms=3, lw=1.1, label=p)
+        values = np.r_[lt.floats("p99_s")[mine], lt.floats("p50_s")[mine]]
+        if len(values) and np.nanmax(np.abs(values)) > 120:
+            ax.set_yscale("symlog", linthresh=1)
+        if n:
+            ax.yaxis.set_major_formatter(lambda v, _pos: seconds_label(v))
+            ax.axhline(0, color="0.5", lw=0.6)
+            ax.margins(y=0.15)
+            legend(ax, loc="best", ncol=3)
+        time_axis(ax, ctx, label=ax in axes[-1])
+    for ax in axes[:, 0]:
+        ax.set_ylabel("lateness (negative: early)")
+    return fig
+
+
+def cleanup(tables: dict[str, Table], ctx: PlotContext) -> Figure:
+    import matplotlib.pyplot as plt
+
+    c = tables["cleanup_hourly"]
+    fig, ax = plt.subplots(figsize=(12, 3.6), layout="constrained")
+    fig.suptitle(ctx.title("rows deleted by scheduleCleanup per hour"), fontweight="bold")
+    x = days(c.ints("hour_start_ms"))
+    base = np.zeros(len(x))
+    total = 0
+    for ty in TYPES:
+        y = c.ints(ty)
+        total += int(y.sum())
+        if y.any():
+            ax.bar(x, y, width=HOUR_MS / DAY_MS, bottom=base, align="edge", color=COLOURS[ty])
+            ax.bar([], [], color=COLOURS[ty], label=f"{ty} ({int(y.sum()):,})")
+        base = base + y
+    if total:
+        legend(ax, loc="upper left", ncol=4)
+    else:
+        empty_note(ax, "no rows were deleted (nothing went overdue)")
+    ax.set_ylabel("rows deleted / hour")
+    ax.set_ylim(bottom=0, top=max(float(base.max(initial=0)) * 1.15, 1))
+    count_axis(ax)
+    time_axis(ax, ctx)
+    return fig
+
+
+def _ecdf(ax: Axes, groups: list[tuple[str, F8, str]], what: str) -> None:
+    """One ECDF per ``(label, samples, colour)`` on a log axis; percentiles in the legend."""
+    drawn = 0
+    for label, values, colour in groups:
+        v = np.sort(values[~np.isnan(values)])
+        if not len(v):
+            continue
+        shown = np.maximum(v, 1e-3)  # 1 ms floor for the log axis
+        frac = np.arange(1, len(v) + 1) / len(v)
+        p50, p90, p99 = np.percentile(v, [50, 90, 99], method="linear").tolist()
+        text = f"{label} ({len(v):,}): p50 {seconds_label(p50)}, p90 {seconds_label(p90)}, "
+        text += f"p99 {seconds_label(p99)}"
+        ax.step(
+            np.r_[shown[0], shown], np.r_[0, frac], where="post", color=colour, lw=1.6, label=text
+        )
+        drawn += 1
+    if not drawn:
+        empty_note(ax, f"no {what}")
+        return
+    ax.set_xscale("log")
+    ax.set_ylim(0, 1.02)
+    ax.xaxis.set_major_formatter(lambda x, _pos: seconds_label(x))
+    ax.set_ylabel("fraction of the captured crossings")
+    legend(ax, loc="lower right")
+
+
+def milestones(tables: dict[str, Table], ctx: PlotContext) -> Figure:
+    import matplotlib.pyplot as plt
+
+    m = tables["milestones"]
+    latency, bracket = m.floats("latency_s"), m.floats("bracket_s")
+    song = m.ints("song") == 1
+    got = ~np.isnan(latency)
+    parts = [
+        f"{who}: {int(np.count_nonzero(got & sel)):,} of {int(np.count_nonzero(sel)):,} captured"
+        for who, sel in (("songs", song), ("other videos", ~song))
+    ]
+    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.4), layout="constrained")
+    fig.suptitle(
+        ctx.title(f"milestone crossings against ground truth ({'; '.join(parts)})"),
+        fontweight="bold",
+    )
+    groups = [("songs", song, COLOURS["milestone"]), ("other videos", ~song, "#555555")]
+    _ecdf(left, [(g, latency[sel], c) for g, sel, c in groups], "captured crossings")
+    left.set_title("capture latency: first snapshot >= milestone - crossing", fontweight="normal")
+    left.set_xlabel("capture latency (log scale)")
+    _ecdf(right, [(g, bracket[sel], c) for g, sel, c in groups], "brackets (no snapshot below)")
+    right.set_title("bracket width: capturing snapshot - last one below", fontweight="normal")
+    right.set_xlabel("bracket width (log scale)")
+    return fig
+
+
+RUN_FIGURES: list[tuple[str, str, FigureFn]] = [
+    (
+        "occupancy.png",
+        "Reserved and executed rows per 5-minute window, stacked by type, against the cap.",
+        occupancy,
+    ),
+    (
+        "occupancy_heatmap.png",
+        "The same windows as a calendar: one row per local day, one column per 5 minutes.",
+        occupancy_heatmap,
+    ),
+    ("load.png", "Snapshots per minute, upstream calls per 5 minutes, queue depth.", load),
+    (
+        "proxies.png",
+        "Upstream requests per proxy per 5 minutes, by outcome, against the rate limits.",
+        proxies_figure,
+    ),
+    ("lateness.png", "Hourly p50/p90/p99 of executed minus due, per schedule type.", lateness),
+    ("cleanup.png", "Rows deleted by the timeout cleanup, per hour and type.", cleanup),
+    (
+        "milestones.png",
+        "Distributions (ECDF) of capture latency and bracket width over every milestone crossing.",
+        milestones,
+    ),
+]

@@ -1,0 +1,190 @@
+"""The PNG plots of a run, drawn from its CSV tables (matplotlib, Agg, imported lazily).
+
+Every figure is a pure function of the tables and the :class:`PlotContext`; PNGs carry fixed
+metadata and no timestamps, so they are byte-identical for the same run (libraries.md §0.5).
+Times are drawn in the scenario's time zone. The figures themselves are in
+:mod:`sim.report.figures`; this module holds the shared style, axes helpers and the list.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import timedelta, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import numpy.typing as npt
+
+from sim.report.store import Table, write_atomic
+from sim.scenario import Scenario
+from sim.units import DAY_MS, HOUR_MS, SECOND_MS, Ms
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+COLOURS = {
+    "new": "#2ca02c",
+    "milestone": "#d62728",
+    "normal": "#1f77b4",
+    "archive": "#9467bd",
+    "discovery": "#ff7f0e",
+}
+STYLE: dict[Any, Any] = {
+    "figure.dpi": 100,
+    "font.size": 9,
+    "axes.titlesize": 10,
+    "axes.titleweight": "bold",
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.grid": True,
+    "grid.alpha": 0.3,
+    "legend.frameon": False,
+    "legend.fontsize": 8,
+    "svg.hashsalt": "sim",
+}
+PNG_METADATA = {"Software": "sim (matplotlib Agg)"}
+
+
+@dataclass(frozen=True)
+class PlotContext:
+    """What the figures need besides the tables: names, the time zone, the cap, the span."""
+
+    name: str
+    tz_ms: Ms
+    cap: int
+    concurrency: int
+    start_ms: Ms
+    end_ms: Ms
+    partial: bool
+
+    @classmethod
+    def of(cls, scenario: Scenario, manifest: dict[str, Any]) -> PlotContext:
+        from sim.cvsa.profile import resolve
+
+        switches = resolve(scenario.profile, scenario.switches.as_overrides())
+        simulated = manifest.get("simulated_seconds", scenario.duration / SECOND_MS)
+        return cls(
+            name=scenario.name,
+            tz_ms=scenario.timezone,
+            cap=switches.window_cap,
+            concurrency=scenario.scheduler.snapshot_concurrency,
+            start_ms=scenario.start_ms,
+            end_ms=scenario.start_ms + round(float(simulated) * SECOND_MS),
+            partial=bool(manifest.get("partial")),
+        )
+
+    @property
+    def tz(self) -> timezone:
+        return timezone(timedelta(milliseconds=self.tz_ms))
+
+    @property
+    def tz_label(self) -> str:
+        return f"UTC{self.tz_ms / HOUR_MS:+g}" if self.tz_ms else "UTC"
+
+    def title(self, what: str) -> str:
+        flag = "  [PARTIAL RUN: interrupted]" if self.partial else ""
+        return f"{self.name}: {what}{flag}"
+
+
+def days(t_ms: npt.ArrayLike) -> npt.NDArray[np.float64]:
+    """Epoch ms -> matplotlib date numbers (days since 1970-01-01 UTC)."""
+    out: npt.NDArray[np.float64] = np.asarray(t_ms, dtype=np.float64) / DAY_MS
+    return out
+
+
+def time_axis(ax: Axes, ctx: PlotContext, *, label: bool = True) -> None:
+    """Dates in the scenario's time zone over the run's span."""
+    import matplotlib.dates as mdates
+
+    locator = mdates.AutoDateLocator(tz=ctx.tz, minticks=4, maxticks=9)  # type: ignore[no-untyped-call]
+    formatter = mdates.ConciseDateFormatter(locator, tz=ctx.tz)  # type: ignore[no-untyped-call]
+    ax.xaxis.set_major_locator(locator)
+    ax.xaxis.set_major_formatter(formatter)
+    ax.set_xlim(ctx.start_ms / DAY_MS, ctx.end_ms / DAY_MS)
+    if label:
+        ax.set_xlabel(f"local time ({ctx.tz_label})")
+
+
+def count_axis(ax: Axes) -> None:
+    """Whole-number ticks with thousands separators."""
+    from matplotlib.ticker import FuncFormatter, MaxNLocator
+
+    ax.yaxis.set_major_locator(MaxNLocator(nbins=6, integer=True))
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:,.0f}"))
+
+
+def seconds_label(s: float) -> str:
+    """``90 -> '1.5 min'``: a duration in the largest unit that keeps it readable."""
+    a = abs(s)
+    if a >= 2 * 3600:
+        return f"{s / 3600:.3g} h"
+    if a >= 120:
+        return f"{s / 60:.3g} min"
+    return f"{s:.3g} s"
+
+
+def legend(ax: Axes, **kwargs: Any) -> None:
+    """A legend, when the axes have labelled artists (an empty run has none)."""
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(**kwargs)
+
+
+def empty_note(ax: Axes, text: str) -> None:
+    ax.text(0.5, 0.5, text, transform=ax.transAxes, ha="center", va="center", color="0.4")
+
+
+def step_fill(ax: Axes, x: npt.NDArray[np.float64], series: list[tuple[str, str, Any]]) -> None:
+    """Stack ``(type, label, values)`` as filled steps (one bin per x, drawn from x to the next),
+    coloured by type."""
+    if not len(x):
+        return
+    width = x[1] - x[0] if len(x) > 1 else 1.0
+    edges = np.r_[x, x[-1] + width]
+    base = np.zeros(len(x))
+    for kind, label, values in series:
+        top = base + np.asarray(values, dtype=np.float64)
+        ax.fill_between(
+            edges,
+            np.r_[base, base[-1]],
+            np.r_[top, top[-1]],
+            step="post",
+            color=COLOURS.get(kind),
+            alpha=0.85,
+            lw=0,
+            label=label,
+        )
+        base = top
+
+
+FigureFn = Callable[[dict[str, Table], PlotContext], "Figure"]
+
+
+def save(fig: Figure, path: Path) -> Path:
+    """Write ``fig`` as a PNG with fixed metadata (byte-identical for the same figure)."""
+    import matplotlib.pyplot as plt
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", metadata=PNG_METADATA)
+    plt.close(fig)
+    write_atomic(path, buf.getvalue())
+    return path
+
+
+def draw_run(out_dir: Path, tables: dict[str, Table], ctx: PlotContext) -> list[Path]:
+    """Draw every figure of a run report into ``out_dir``; returns the PNG paths in order."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from sim.report.figures import RUN_FIGURES
+
+    paths = []
+    with plt.rc_context(STYLE):
+        for name, _caption, draw in RUN_FIGURES:
+            paths.append(save(draw(tables, ctx), out_dir / name))
+    return paths
