@@ -38,7 +38,9 @@ clock (feasibility.md §2b).
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, Literal, cast
 from urllib.parse import urlsplit, urlunsplit
 
@@ -51,6 +53,7 @@ from redis.exceptions import RedisError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from sim.backends import BackendError
+from sim.clock import wall_seconds
 from sim.cvsa.windows import window_from_key, window_key_iso
 from sim.ports import Reserved
 from sim.units import WINDOW_MS, Ms
@@ -373,3 +376,78 @@ class RedisWindowCounter:
 
     async def _aio_delete(self, *keys: str) -> None:
         await self._redis().delete(*keys)
+
+
+# -- measurement (bench/redis_reserve.py and the load harness) --------------------------------
+BENCH_FIRST_MS: Ms = 1_924_992_000_000
+"""2031-01-01T00:00:00Z: the first window the measurements fill."""
+
+
+@dataclass(frozen=True, slots=True)
+class ReservationCost:
+    """Wall cost of reservations on one counter (see :func:`measure_reservations`)."""
+
+    spec: str
+    reservation: Reservation
+    reservations: int
+    probes: int
+    us_per_reservation: float
+    us_per_probe: float
+    us_per_hincrby: float
+    """One :meth:`RedisWindowCounter.incr` (HINCRBY, bridged), for scale."""
+
+
+async def measure_reservations(
+    counter: RedisWindowCounter, *, cap: int = 100, fill_windows: int = 6, incrs: int = 500
+) -> ReservationCost:
+    """Time ``cap * fill_windows`` reservations on an opened counter, windows filling up
+    progressively from :data:`BENCH_FIRST_MS` (reservation i probes ``i // cap + 1`` windows:
+    (``fill_windows`` + 1) / 2 on average, as in feasibility.md §3d), then ``incrs`` HINCRBYs.
+    The hash is cleared before and after."""
+    await counter.clear()
+    n = cap * fill_windows
+    probes = 0
+    started = wall_seconds()
+    for _ in range(n):
+        got = await counter.reserve(BENCH_FIRST_MS, WINDOW_MS, fill_windows + 1, cap)
+        probes += got.probed
+    reserve_s = wall_seconds() - started
+    started = wall_seconds()
+    for i in range(incrs):
+        await counter.incr(BENCH_FIRST_MS + (i % 64) * WINDOW_MS, 1)
+    incr_s = wall_seconds() - started
+    await counter.clear()
+    return ReservationCost(
+        spec=counter.url,
+        reservation=counter.reservation,
+        reservations=n,
+        probes=probes,
+        us_per_reservation=reserve_s / n * 1e6,
+        us_per_probe=reserve_s / probes * 1e6,
+        us_per_hincrby=incr_s / max(incrs, 1) * 1e6,
+    )
+
+
+async def measure_modes(
+    spec: str, *, cap: int = 100, fill_windows: int = 6, incrs: int = 500
+) -> dict[Reservation, ReservationCost]:
+    """:func:`measure_reservations` for the loop and the Lua script on ``spec``, each on a fresh
+    key prefix (``sim-bench:<hex>:``) deleted afterwards. Opens its own trio-asyncio loop: call
+    it from trio, outside any :func:`sim.backends.open_backends` block. Raises
+    :class:`BackendError` when the server is unreachable."""
+    from sim.backends import Backends, open_backends
+    from sim.backends.memory import MemoryStore
+
+    costs: dict[Reservation, ReservationCost] = {}
+    for reservation in ("loop", "lua"):
+        counter = RedisWindowCounter(
+            spec, key_prefix=f"sim-bench:{uuid.uuid4().hex}:", reservation=reservation
+        )
+        async with open_backends(Backends(MemoryStore(), counter)):
+            try:
+                costs[reservation] = await measure_reservations(
+                    counter, cap=cap, fill_windows=fill_windows, incrs=incrs
+                )
+            finally:
+                await counter.drop()
+    return costs

@@ -14,20 +14,33 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+import redis
 import redis.asyncio
 import trio
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from sim.backends import BackendError, BackendSpec, make_counter
-from sim.backends.redis import MARKER_VALUE, START_HINT, RedisWindowCounter, redact
+from sim.backends.redis import (
+    MARKER_VALUE,
+    START_HINT,
+    RedisWindowCounter,
+    measure_modes,
+    redact,
+)
 from sim.cvsa.windows import window_key_iso
 from sim.ports import Reserved
 from sim.runner import run_scenario
 from sim.scenario import load_scenario
 from sim.scheduler import build_cvsa_model
 from sim.units import WINDOW_MS, parse_instant_ms
-from tests.backends.redis_support import Target, make_target, opened, require_redis
+from tests.backends.redis_support import (
+    Target,
+    keys_under,
+    make_target,
+    opened,
+    require_redis,
+)
 from tests.conftest import DATA
 
 T0 = 1_924_992_000_000  # 2031-01-01T00:00:00Z
@@ -351,3 +364,27 @@ def test_a_run_on_redis_is_the_run_in_memory(
         assert t.sync.hlen(f"{t.prefix}cvsa:snapshot_window_counts") > 0, "the run used Redis"
     finally:
         t.cleanup()
+
+
+# -- measurement --------------------------------------------------------------------------
+@pytest.mark.parametrize("kind", TARGETS)
+async def test_measure_modes_counts_progressive_probes_and_cleans_up(kind: str) -> None:
+    spec = "fakeredis" if kind == "fakeredis" else require_redis()
+    before = set() if kind == "fakeredis" else set(keys_of_bench())
+    costs = await measure_modes(spec, cap=2, fill_windows=3, incrs=5)
+    assert set(costs) == {"loop", "lua"}
+    for mode, cost in costs.items():
+        assert (cost.reservation, cost.reservations) == (mode, 6)
+        assert cost.probes == 1 + 1 + 2 + 2 + 3 + 3, "windows fill up one after the other"
+        assert cost.us_per_reservation > 0
+        assert cost.us_per_hincrby > 0
+    if kind != "fakeredis":
+        assert set(keys_of_bench()) == before, "measurement keys left on the server"
+
+
+def keys_of_bench() -> list[str]:
+    client = redis.Redis.from_url(require_redis())
+    try:
+        return keys_under(client, "sim-bench:")
+    finally:
+        client.close()
