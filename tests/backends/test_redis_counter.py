@@ -367,9 +367,14 @@ def test_a_run_on_redis_is_the_run_in_memory(
 
 
 # -- measurement --------------------------------------------------------------------------
-@pytest.mark.parametrize("kind", TARGETS)
-async def test_measure_modes_counts_progressive_probes_and_cleans_up(kind: str) -> None:
-    spec = "fakeredis" if kind == "fakeredis" else require_redis()
+@pytest.fixture(params=TARGETS)
+def bench_spec(request: pytest.FixtureRequest) -> str:
+    return "fakeredis" if request.param == "fakeredis" else require_redis()
+
+
+async def test_measure_modes_counts_progressive_probes_and_cleans_up(bench_spec: str) -> None:
+    spec = bench_spec
+    kind = "fakeredis" if spec == "fakeredis" else "redis"
     before = set() if kind == "fakeredis" else set(keys_of_bench())
     costs = await measure_modes(spec, cap=2, fill_windows=3, incrs=5)
     assert set(costs) == {"loop", "lua"}
