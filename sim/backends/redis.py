@@ -31,9 +31,12 @@ shielded call if the server stops answering. Real Redis runs on the real clock o
 (autojump) clock would jump during every network wait (libraries.md §0.3); fakeredis is safe.
 
 Connect to ``127.0.0.1`` rather than ``localhost``: the URL is used as given, and a host name
-makes asyncio resolve it with ``getaddrinfo`` in a worker thread (trio-asyncio runs it through
-an executor), which costs a thread hop per new connection and leaks virtual time under a mock
-clock (feasibility.md §2b).
+makes asyncio resolve it with ``getaddrinfo`` through ``run_in_executor``, which trio-asyncio
+turns into ``trio.to_thread.run_sync``: a thread hop per new connection, and virtual time leaks
+under a mock clock (feasibility.md §2b). A numeric address skips the lookup.
+
+Not guarded: two runs opening the same prefix at the same instant (the ownership check and the
+marker write are not one atomic step). Give concurrent runs different prefixes.
 """
 
 from __future__ import annotations
@@ -49,7 +52,7 @@ import redis.asyncio as aioredis
 import trio
 import trio_asyncio
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import RedisError, ResponseError
+from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from sim.backends import BackendError
@@ -295,7 +298,9 @@ class RedisWindowCounter:
 
     async def _aio_open(self) -> None:
         if self.spec == "fakeredis":
-            server = self._fake_server or fakeredis.FakeServer(version=(7,))
+            server = self._fake_server
+            if server is None:
+                server = fakeredis.FakeServer(version=(7,))
             self._client = fakeredis.FakeAsyncRedis(server=server, decode_responses=True)
         else:
             self._client = aioredis.Redis.from_url(
@@ -317,12 +322,10 @@ class RedisWindowCounter:
 
     async def _check_ownership(self, r: aioredis.Redis) -> None:
         kind = await r.type(self.hash_key)
-        try:
-            marker = await r.get(self.marker_key)
-        except ResponseError:  # the marker key holds something else than a string
-            marker = None
+        marker_kind = await r.type(self.marker_key)
+        marker = await r.get(self.marker_key) if marker_kind == "string" else None
         if kind == "none":
-            if marker not in (None, MARKER_VALUE):
+            if marker_kind != "none" and marker != MARKER_VALUE:
                 raise BackendError(
                     f"Redis at {self.url}: {self.marker_key} exists and was not written by sim; "
                     f"refusing to touch it: use another --key-prefix, or pass --reset to "
@@ -360,6 +363,9 @@ class RedisWindowCounter:
     async def _aio_reserve_lua(
         self, first_ms: Ms, step_ms: Ms, count: int, cap: int
     ) -> tuple[int, int, int]:
+        if self._script is None:
+            raise RuntimeError(f"{self!r} is not open")
+        # EVALSHA; redis-py loads the script again if the server lost it (NOSCRIPT).
         reply = await self._script(keys=[self.hash_key], args=[first_ms, step_ms, count, cap])
         probed, value, kept = (int(x) for x in reply)
         return probed, value, kept

@@ -96,14 +96,22 @@ async def test_a_foreign_key_of_another_type_is_refused(target: Target) -> None:
     assert target.sync.lrange(key, 0, -1) == [b"a", b"b"]
 
 
-async def test_a_foreign_marker_is_refused(target: Target) -> None:
-    target.sync.set(f"{target.prefix}sim:owner", "somebody else's")
+@pytest.mark.parametrize("kind", ["string", "list"])
+async def test_a_foreign_marker_is_refused(target: Target, kind: str) -> None:
+    marker = f"{target.prefix}sim:owner"
+    if kind == "list":
+        target.sync.rpush(marker, "somebody else's")
+    else:
+        target.sync.set(marker, "somebody else's")
     message = await refused(target.counter())
     assert message == (
         f"Redis at {target.spec}: {target.prefix}sim:owner exists and was not written by sim; "
         f"refusing to touch it: use another --key-prefix, or pass --reset to delete it"
     )
-    assert target.sync.get(f"{target.prefix}sim:owner") == b"somebody else's"
+    if kind == "list":
+        assert target.sync.lrange(marker, 0, -1) == [b"somebody else's"]
+    else:
+        assert target.sync.get(marker) == b"somebody else's"
 
 
 async def test_windows_from_an_earlier_run_are_refused(target: Target) -> None:
