@@ -196,6 +196,12 @@ def test_the_composition_root_builds_the_configured_counter() -> None:
         RedisWindowCounter("fakeredis", reservation="script")  # type: ignore[arg-type]
 
 
+async def test_an_error_inside_the_asyncio_block_comes_out_as_itself() -> None:
+    with pytest.raises(KeyError, match="the run's own error"):
+        async with opened(RedisWindowCounter("fakeredis")):
+            raise KeyError("the run's own error")
+
+
 @pytest.mark.parametrize("reservation", ["loop", "lua"])
 async def test_reservations_probe_whole_windows_only(target: Target, reservation: str) -> None:
     async with opened(target.counter(reservation=reservation)) as counter:
