@@ -121,11 +121,28 @@ async def open_backends(backends: Backends) -> AsyncIterator[Backends]:
     if backends.needs_asyncio:
         import trio_asyncio
 
-        async with trio_asyncio.open_loop(), _opened(backends):
-            yield backends
+        try:
+            async with trio_asyncio.open_loop(), _opened(backends):
+                yield backends
+        except BaseExceptionGroup as group:
+            # The loop's nursery wraps whatever the block raises in (nested) groups; a single
+            # error comes out as itself, as it does without asyncio (a BackendError stays one
+            # line, an engine error keeps its type).
+            leaf = _only_leaf(group)
+            if leaf is None:
+                raise
+            raise leaf from None
     else:
         async with _opened(backends):
             yield backends
+
+
+def _only_leaf(group: BaseExceptionGroup[BaseException]) -> BaseException | None:
+    """The one exception inside ``group`` and its nested groups, or None if there are more."""
+    if len(group.exceptions) != 1:
+        return None
+    (inner,) = group.exceptions
+    return _only_leaf(inner) if isinstance(inner, BaseExceptionGroup) else inner
 
 
 @asynccontextmanager

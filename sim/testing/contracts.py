@@ -297,6 +297,9 @@ async def counter_reserve(c: WindowCounter) -> None:
         (0, 0),
         "probed absent fields are left at 0 (§19.3)",
     )
+    await c.incr(T0 + 20 * WINDOW_MS, 2)
+    got = await c.reserve(T0 + 20 * WINDOW_MS, WINDOW_MS, 2, 3)
+    expect(got, Reserved(T0 + 20 * WINDOW_MS, 3, 1), "a count equal to the cap fits")
 
 
 async def counter_replace_and_clear(c: WindowCounter) -> None:

@@ -10,18 +10,43 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
+import redis
 
 from sim.backends import Backends, MemoryStore, MemoryWindowCounter, open_backends
+from sim.backends.redis import RedisWindowCounter
 from sim.testing import CHECKS
+from tests.backends.redis_support import keys_under, require_redis, unique_prefix
 
 Factory = Callable[[Path], Any]
-"""Builds a fresh adapter (not yet opened) in a test's temporary directory."""
+"""Builds a fresh adapter (not yet opened) in a test's temporary directory. An adapter with a
+``drop()`` method (Redis) has it called after the check: it deletes what the adapter wrote."""
+
+
+def _redis_counter(spec: str | None, reservation: Literal["loop", "lua"]) -> Factory:
+    """A Redis counter under its own key prefix: ``spec`` None means the real server."""
+
+    def make(tmp: Path) -> RedisWindowCounter:
+        url = spec or require_redis()
+        return RedisWindowCounter(
+            url, key_prefix=unique_prefix("contract"), reservation=reservation
+        )
+
+    return make
+
 
 STORES: dict[str, Factory] = {"memory": lambda tmp: MemoryStore()}
-COUNTERS: dict[str, Factory] = {"memory": lambda tmp: MemoryWindowCounter()}
+COUNTERS: dict[str, Factory] = {
+    "memory": lambda tmp: MemoryWindowCounter(),
+    "fakeredis-loop": _redis_counter("fakeredis", "loop"),
+    "fakeredis-lua": _redis_counter("fakeredis", "lua"),
+    "redis-loop": _redis_counter(None, "loop"),
+    "redis-lua": _redis_counter(None, "lua"),
+}
+SERVICES = {"redis-loop", "redis-lua"}
+"""Backends that need a server (marked ``services``: skip when absent, fail in CI)."""
 
 PORT_FACTORIES: dict[str, dict[str, Factory]] = {
     "schedule_store": STORES,
@@ -31,22 +56,44 @@ PORT_FACTORIES: dict[str, dict[str, Factory]] = {
 }
 
 CASES = [
-    pytest.param(port, backend, check, id=f"{port}-{backend}-{check.__name__}")
+    pytest.param(
+        port,
+        backend,
+        check,
+        id=f"{port}-{backend}-{check.__name__}",
+        marks=[pytest.mark.services] if backend in SERVICES else [],
+    )
     for port, checks in CHECKS.items()
     for backend in PORT_FACTORIES[port]
     for check in checks
 ]
 
 
+@pytest.fixture
+def adapter(port: str, backend: str, tmp_path: Path) -> Any:
+    """The fresh adapter, built before the (async) test: a missing service skips here, with its
+    reason in the report."""
+    return PORT_FACTORIES[port][backend](tmp_path)
+
+
 @pytest.mark.parametrize(("port", "backend", "check"), CASES)
 async def test_contract(
-    port: str, backend: str, check: Callable[[Any], Awaitable[None]], tmp_path: Path
+    port: str, backend: str, check: Callable[[Any], Awaitable[None]], adapter: Any
 ) -> None:
-    adapter = PORT_FACTORIES[port][backend](tmp_path)
     pair = (
         Backends(MemoryStore(), adapter)
         if port == "window_counter"
         else Backends(adapter, MemoryWindowCounter())
     )
     async with open_backends(pair):
-        await check(adapter)
+        try:
+            await check(adapter)
+        finally:
+            if hasattr(adapter, "drop"):
+                await adapter.drop()
+    if isinstance(adapter, RedisWindowCounter) and adapter.spec != "fakeredis":
+        client = redis.Redis.from_url(adapter.spec)
+        try:
+            assert keys_under(client, adapter.key_prefix) == [], "keys left on the server"
+        finally:
+            client.close()
