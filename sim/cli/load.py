@@ -103,8 +103,10 @@ def load(
     workers of the snapshot queue do; tick elision is off, so idle ticks query like the real
     ones. Example:
 
-        sim load scenarios/baseline.toml --store postgresql://postgres@127.0.0.1:5432/test
-          --counter redis://127.0.0.1:6379/0 --speed 200 --reset
+    \b
+        sim load scenarios/baseline.toml --reset --speed 200 \\
+          --store postgresql://postgres@127.0.0.1:5432/test \\
+          --counter redis://127.0.0.1:6379/0
     """
     from sim.scheduler import build_cvsa_model
 
@@ -142,6 +144,7 @@ def load(
                 "sustained": ok,
                 "metrics": result.metrics,
                 "wall_seconds": result.manifest["wall_seconds"],
+                "simulated_s": (run_scenario_.end_ms - run_scenario_.start_ms) / SECOND_MS,
             }
         )
         if result.partial or not ramp or not ok or k * 2 > max_speed:
@@ -179,7 +182,8 @@ def _one(scenario: Scenario, ramp: bool, step_s: float, speed: float) -> Scenari
 
 
 def _print(steps: list[dict[str, Any]], best: float | None, out: Path) -> None:
-    console = Console()
+    # Rich wraps to 80 columns when stdout is not a terminal; this table needs more.
+    console = Console(width=None if sys.stdout.isatty() else 120)
     table = Table(title="sim load")
     for col in (
         "speed",
@@ -199,7 +203,7 @@ def _print(steps: list[dict[str, Any]], best: float | None, out: Path) -> None:
         slow = max(p99.items(), key=lambda kv: kv[1], default=("-", 0.0))
         table.add_row(
             f"x{s['speed']:g}",
-            format_duration_ms(round(m.get("run.simulated_s", 0) * SECOND_MS)),
+            format_duration_ms(round(s["simulated_s"] * SECOND_MS)),
             f"{s['wall_seconds']:.1f}s",
             f"{100 * worst:.2f}%",
             f"{m.get('load.lag.p99_s', 0.0):.3f}s",
