@@ -1,4 +1,4 @@
-"""Engine throughput: prints numbers, asserts nothing (DEVELOPERS.md, non-negotiable 6).
+"""Engine throughput: prints numbers, asserts nothing (README "Design rules" 6).
 
     python bench/engine.py            # all measurements
     python bench/engine.py --quick    # smaller sizes, for a smoke run

@@ -1,5 +1,5 @@
 """Window reservation on Redis: the deployed client-side loop against one Lua script. Prints
-numbers; asserts nothing (DEVELOPERS.md, non-negotiable 6).
+numbers; asserts nothing (README "Design rules" 6).
 
     python bench/redis_reserve.py                       # fakeredis, and real Redis if reachable
     python bench/redis_reserve.py --redis redis://127.0.0.1:6379/0 --cap 1000

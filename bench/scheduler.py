@@ -1,4 +1,4 @@
-"""Whole-scheduler throughput: prints numbers, asserts nothing (DEVELOPERS.md, non-negotiable 6).
+"""Whole-scheduler throughput: prints numbers, asserts nothing (README "Design rules" 6).
 
     python bench/scheduler.py                    # baseline (200k videos, 7 days)
     python bench/scheduler.py --full-scale       # also full-scale (2M videos, 30 days): long

@@ -9,7 +9,7 @@ engine *when* it may run the next event:
 * :class:`ScaledRealClock` -- virtual time runs ``speed`` times faster than trio's real clock;
   the engine sleeps until the wall instant of each event (``sim run --speed K``, ``sim load``).
 
-Rule code never reads either clock: ``now`` is passed in (DEVELOPERS.md, non-negotiable 3).
+Rule code never reads either clock: ``now`` is passed in (README "Design rules" 3).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Ports: the small interfaces the scheduler is written against (DEVELOPERS.md, non-negotiable 2).
+"""Ports: the small interfaces the scheduler is written against (README "Design rules" 2).
 
 Each method is one SQL-equivalent query or one Redis command of the deployed code, named after
 what it does; its docstring states the semantics every backend must reproduce, *including* the

@@ -3,8 +3,8 @@
 Every consumer of randomness asks for a stream by name (``"jitter"``, ``"upstream"``,
 ``"catalog"`` ...). Each stream is seeded from SHA-256 of ``(seed, name)``, so adding a consumer of
 one stream never shifts another (style-anchors R9), and nothing depends on ``PYTHONHASHSEED``.
-Rule code receives a stream as an argument and never touches the global generators (DEVELOPERS.md,
-non-negotiable 3); ``random.random`` and friends are banned by ruff (pyproject ``banned-api``).
+Rule code receives a stream as an argument and never touches the global generators (README
+"Design rules" 3); ``random.random`` and friends are banned by ruff (pyproject ``banned-api``).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Shared fixtures and the services policy (DEVELOPERS.md: skips become failures in CI)."""
+"""Shared fixtures and the services policy (README "Services": skips become failures in CI)."""
 
 from __future__ import annotations
 

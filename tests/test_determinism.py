@@ -1,6 +1,6 @@
 """Same scenario + seed => byte-identical event log and report (every file but the manifest's
 wall-clock facts), across processes and PYTHONHASHSEEDs, inside or outside pytest
-(DEVELOPERS.md, non-negotiable 1)."""
+(README "Design rules" 1)."""
 
 from __future__ import annotations
 

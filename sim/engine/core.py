@@ -12,7 +12,7 @@ heap, SimPy-style, and trio is the runtime around it:
   latency -- which is what makes memory, SQLite and PostgreSQL give the same log.
 * **Ordering** is total: ``(t_ms, priority, key)``; ``key`` is a sequence number (or, for
   periodic-job iterations, the scheduler's registration index, so that tick elision cannot change
-  tie-breaking). Never ``id()``, never set order (DEVELOPERS.md, non-negotiable 1).
+  tie-breaking). Never ``id()``, never set order (README "Design rules" 1).
 * **Every resumption of a process is its own heap entry**, so a process that hits real I/O is run
   to its next engine suspension before anything else happens at the same instant.
 """

@@ -4,7 +4,7 @@ Records are buffered per kind as flat int64 arrays. Every ``CHUNK_EVENTS`` event
 chunk boundaries are deterministic) the buffers become one :class:`Chunk`, which is serialised
 canonically (docs/event-log-format.md), hashed into the run's SHA-256 fingerprint, and handed to
 every sink: the file writer of ``--save-events`` and the streaming reducers that compute every
-metric (DEVELOPERS.md, non-negotiable 4). The log is never held whole in memory.
+metric (README "Design rules" 4). The log is never held whole in memory.
 """
 
 from __future__ import annotations

@@ -54,6 +54,7 @@ class ThrottlingStorm(_Lasting):
 
     kind: Literal["throttling_storm"]
     factor: float = Field(gt=1)
+    """Divisor of every limit (10: a tenth of the deployed rates)."""
 
 
 class LatencySpike(_Lasting):
@@ -61,6 +62,7 @@ class LatencySpike(_Lasting):
 
     kind: Literal["latency_spike"]
     factor: float = Field(gt=0)
+    """Multiplier of every request's latency (timeouts still apply)."""
 
 
 class CounterLoss(Section):
@@ -69,6 +71,7 @@ class CounterLoss(Section):
 
     kind: Literal["counter_loss"]
     at: DurationMs = Field(ge=0)
+    """When the hash is emptied, after the run's start."""
     rebuild_after: DurationMs | None = None
     """Rebuild it from the pending rows this long after the loss (an operator re-running
     ``initSnapshotWindowCounts``). Unset: only the profile's periodic refresh, if any
@@ -82,7 +85,9 @@ class SchedulerRestart(Section):
 
     kind: Literal["scheduler_restart"]
     at: DurationMs = Field(ge=0)
+    """When the process dies, after the run's start."""
     downtime: DurationMs = Field(default=duration_default("30s"), ge=0)
+    """How long no worker runs before the new process starts."""
 
 
 class SlowDatabase(_Lasting):
@@ -90,6 +95,7 @@ class SlowDatabase(_Lasting):
 
     kind: Literal["slow_database"]
     query_latency: DurationMs = Field(gt=0)
+    """Added to every query of the schedule and snapshot stores (Redis stays fast)."""
 
 
 class ClockSkew(_Lasting):
@@ -98,6 +104,7 @@ class ClockSkew(_Lasting):
 
     kind: Literal["clock_skew"]
     skew: SignedDurationMs
+    """Worker clock minus database clock: ``"-30s"`` is a worker running 30 s behind."""
 
 
 class SecondInstance(_Lasting):
@@ -106,6 +113,7 @@ class SecondInstance(_Lasting):
 
     kind: Literal["second_instance"]
     phase: DurationMs = Field(default=duration_default("0.5s"), ge=0)
+    """How far the second deployment's timers are behind the first's."""
     query_latency: DurationMs = Field(default=0, ge=0)
     """Query latency for both instances while it runs: without any, every tick is atomic and
     the two cannot interleave inside one (the races need a non-zero latency)."""

@@ -1,7 +1,7 @@
 """Reading scenario files: TOML -> overrides -> validation, with errors a person can act on.
 
 Every error names the file, the line when it can be found, the key path, the rule and the value,
-attrs/pydantic style (DEVELOPERS.md, non-negotiable 5)::
+attrs/pydantic style (README "Design rules" 5)::
 
     scenarios/x.toml:12: scheduler.window_cap must be > 0 (got 0)
 

@@ -32,12 +32,17 @@ class Scenario(Section):
     """A whole scenario file."""
 
     name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")
+    """Names the report directory (``reports/<name>/``) and titles every plot."""
     seed: int = Field(default=0, ge=0, lt=2**63)
+    """Every random stream derives from it (``--seed`` overrides): same seed, same event log."""
     start: InstantMs = DEFAULT_EPOCH_MS
+    """The first simulated instant (the catalog's "now" at load)."""
     duration: DurationMs = Field(gt=0)
+    """Simulated time to run."""
     timezone: UtcOffsetMs = 8 * HOUR_MS
     """The crawler's local time zone; drives the Saturday/Monday archive targets (§13b.5, Q2)."""
     profile: Literal["design", "cvsa-2026"] = "design"
+    """The design note as written, or the deployed code with its bugs (docs/profiles.md)."""
     switches: SwitchOverrides = SwitchOverrides()
     """Per-switch overrides of the profile (sim.cvsa.profile; docs/profiles.md)."""
     scheduler: SchedulerSection = SchedulerSection()

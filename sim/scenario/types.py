@@ -18,7 +18,10 @@ from sim.units import (
 class Section(BaseModel):
     """Base of every scenario table: frozen, unknown keys rejected (a typo is an error)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", validate_default=True)
+    # Attribute docstrings become field descriptions: docs/scenario.md is generated from them.
+    model_config = ConfigDict(
+        frozen=True, extra="forbid", validate_default=True, use_attribute_docstrings=True
+    )
 
 
 def _duration(value: Any) -> Any:

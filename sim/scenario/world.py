@@ -119,7 +119,7 @@ class CatalogSection(Section):
     """The oldest video was published this long before the start (15 years by default)."""
     age_scale: DurationMs = Field(default=duration_default("1100d"), gt=0)
     """Scale of the exponential age distribution: uploads grew over the years, so most videos
-    are recent (ms)."""
+    are recent."""
     song_views_median: float = Field(default=2_500.0, gt=0)
     """Median views of a song at the start (views)."""
     song_views_sigma: float = Field(default=1.9, ge=0, le=6)
@@ -135,7 +135,7 @@ class CatalogSection(Section):
     error_codes: ErrorCodeWeights = ErrorCodeWeights()
     """Which error code an unavailable video answers with."""
     review_median: DurationMs = Field(default=duration_default("12h"), gt=0)
-    """Median time a video stays under review before it is visible again (ms)."""
+    """Median time a video stays under review before it is visible again."""
 
     @model_validator(mode="after")
     def _ages(self) -> CatalogSection:
@@ -158,13 +158,13 @@ class CurvesSection(Section):
     steady_rate_ratio_sigma: float = Field(default=1.0, ge=0, le=4)
     """Log-normal spread of that fraction (capped at 0.9)."""
     fresh_window: DurationMs = Field(default=duration_default("7d"), gt=0)
-    """Fresh videos of the initial catalog were published within this before the start (ms)."""
+    """Fresh videos of the initial catalog were published within this before the start."""
     fresh_total_median: float = Field(default=800.0, gt=0)
     """Median views a fresh release gains from its launch burst (views)."""
     fresh_total_sigma: float = Field(default=1.6, ge=0, le=6)
     """Log-normal spread of the launch burst size."""
     fresh_half_median: DurationMs = Field(default=duration_default("10h"), gt=0)
-    """Median time to gain half the launch burst, in traffic-weighted hours (ms)."""
+    """Median time to gain half the launch burst, in traffic-weighted hours."""
     fresh_half_sigma: float = Field(default=0.5, ge=0, le=3)
     """Log-normal spread of that half-time."""
     fresh_tail_per_day: float = Field(default=0.002, ge=0, le=1)
@@ -174,9 +174,9 @@ class CurvesSection(Section):
     viral_surge_sigma: float = Field(default=1.3, ge=0, le=6)
     """Log-normal spread of the surge size."""
     viral_rise_median: DurationMs = Field(default=duration_default("4h"), ge=360_000)
-    """Median rise time of a surge (ms; at least 6 minutes)."""
+    """Median rise time of a surge (at least 6 minutes)."""
     viral_decay_median: DurationMs = Field(default=duration_default("36h"), ge=360_000)
-    """Median decay time of a surge (ms; at least 6 minutes)."""
+    """Median decay time of a surge (at least 6 minutes)."""
     viral_width_sigma: float = Field(default=0.5, ge=0, le=2)
     """Log-normal spread of the rise and decay times."""
     approach_rate_min: float = Field(default=2.0, gt=0)
@@ -222,9 +222,9 @@ class ArrivalsSection(Section):
     viral_fraction: float = Field(default=0.01, ge=0, le=1)
     """Share of new videos that get a later surge on top of the launch burst (fraction)."""
     discovery_delay_mean: DurationMs = Field(default=duration_default("90s"), ge=0)
-    """Mean delay from publication to discovery in the newlist (exponential; ms)."""
+    """Mean delay from publication to discovery in the newlist (exponential)."""
     classification_delay_median: DurationMs = Field(default=duration_default("4m"), ge=0)
-    """Median delay from discovery to the classifier's label (log-normal; ms)."""
+    """Median delay from discovery to the classifier's label (log-normal)."""
     classification_delay_sigma: float = Field(default=0.6, ge=0, le=3)
     """Log-normal spread of the classification delay."""
 

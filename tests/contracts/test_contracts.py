@@ -1,4 +1,4 @@
-"""One contract, every backend (DEVELOPERS.md, non-negotiable 2).
+"""One contract, every backend (README "Design rules" 2).
 
 Every check of ``sim.testing.CHECKS`` runs against every adapter of its port: memory, SQLite and
 fakeredis always; PostgreSQL and Redis when the servers are reachable (they skip otherwise, and
