@@ -69,9 +69,18 @@ MARKER_KEY = "sim:owner"
 """Marker key (after ``key_prefix``): present when sim wrote the keys under the prefix."""
 MARKER_VALUE = "sim window counter"
 
-START_HINT = (
-    "start one with `redis-server --daemonize yes --port 6379` or `docker run -p 6379:6379 redis:7`"
-)
+def start_hint(url: str) -> str:
+    """How to start a Redis server where ``url`` points (its port)."""
+    from urllib.parse import urlsplit
+
+    try:
+        port = urlsplit(url).port or 6379
+    except ValueError:
+        port = 6379
+    return (
+        f"start one with `redis-server --daemonize yes --port {port}` "
+        f"or `docker run -p {port}:6379 redis:7`"
+    )
 
 SOCKET_CONNECT_TIMEOUT_S = 5.0
 SOCKET_TIMEOUT_S = 10.0
@@ -219,7 +228,7 @@ class RedisWindowCounter:
             if isinstance(exc, RedisConnectionError | RedisTimeoutError | OSError):
                 reason = " ".join(str(exc).split()) or type(exc).__name__
                 raise BackendError(
-                    f"Redis is not reachable at {self.url} ({reason}); {START_HINT}"
+                    f"Redis is not reachable at {self.url} ({reason}); {start_hint(self.url)}"
                 ) from None
             if isinstance(exc, RedisError):
                 reason = " ".join(str(exc).split()) or type(exc).__name__

@@ -23,10 +23,10 @@ from hypothesis import strategies as st
 from sim.backends import BackendError, BackendSpec, make_counter
 from sim.backends.redis import (
     MARKER_VALUE,
-    START_HINT,
     RedisWindowCounter,
     measure_modes,
     redact,
+    start_hint,
 )
 from sim.cvsa.windows import window_key_iso
 from sim.ports import Reserved
@@ -165,11 +165,12 @@ async def test_reset_on_an_empty_prefix_just_marks_it(target: Target) -> None:
 async def test_an_unreachable_server_is_one_line_naming_the_url_and_the_fix() -> None:
     message = await refused(RedisWindowCounter("redis://127.0.0.1:1/0"))
     assert message.startswith("Redis is not reachable at redis://127.0.0.1:1/0 (")
-    assert message.endswith(f"); {START_HINT}")
-    assert START_HINT == (
-        "start one with `redis-server --daemonize yes --port 6379` "
-        "or `docker run -p 6379:6379 redis:7`"
+    # The hint starts a server where the URL points.
+    assert message.endswith(
+        "); start one with `redis-server --daemonize yes --port 1` "
+        "or `docker run -p 1:6379 redis:7`"
     )
+    assert start_hint("redis://localhost/0").endswith("`docker run -p 6379:6379 redis:7`")
 
 
 async def test_a_password_never_appears_in_messages() -> None:
