@@ -69,6 +69,7 @@ MARKER_KEY = "sim:owner"
 """Marker key (after ``key_prefix``): present when sim wrote the keys under the prefix."""
 MARKER_VALUE = "sim window counter"
 
+
 def start_hint(url: str) -> str:
     """How to start a Redis server where ``url`` points (its port)."""
     from urllib.parse import urlsplit
@@ -81,6 +82,7 @@ def start_hint(url: str) -> str:
         f"start one with `redis-server --daemonize yes --port {port}` "
         f"or `docker run -p {port}:6379 redis:7`"
     )
+
 
 SOCKET_CONNECT_TIMEOUT_S = 5.0
 SOCKET_TIMEOUT_S = 10.0
