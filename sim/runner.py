@@ -165,7 +165,7 @@ def run_scenario(
     )
     engine.observer = observer
     spec = backends or spec_of(scenario)
-    chosen = make_backends(spec)
+    chosen = make_backends(spec, real_clock=speed is not None)
     model = build_model(scenario, engine, streams, chosen)
     reducer_sink.reducers.extend(model.reducers())
     series = None

@@ -22,6 +22,7 @@ from typing import Any, Literal, Protocol
 from sim.backends.memory import MemoryStore, MemoryUpstream, MemoryWindowCounter
 
 Reservation = Literal["loop", "lua"]
+SqliteDriver = Literal["auto", "sqlite3", "aiosqlite"]
 
 
 class BackendError(RuntimeError):
@@ -58,21 +59,28 @@ class BackendSpec:
     reservation: Reservation = "loop"
     """Window reservation on Redis: the deployed client-side loop (one round trip per probe) or
     one Lua script."""
+    sqlite_driver: SqliteDriver = "auto"
+    """``auto``: stdlib sqlite3 on the virtual clock, aiosqlite on the real one."""
 
     @property
     def is_memory(self) -> bool:
         return self.store == "memory" and self.counter == "memory"
 
 
-def make_store(spec: BackendSpec) -> Any:
-    """The schedule-and-snapshot store named by ``spec.store`` (not yet connected)."""
+def make_store(spec: BackendSpec, *, real_clock: bool = False) -> Any:
+    """The schedule-and-snapshot store named by ``spec.store`` (not yet connected). SQLite is
+    driven by stdlib sqlite3 inline under the virtual clock and by aiosqlite on the real clock
+    (:mod:`sim.backends.sqlite`)."""
     s = spec.store
     if s == "memory":
         return MemoryStore()
     if s.startswith("sqlite:"):
         from sim.backends.sqlite import SqliteStore
 
-        return SqliteStore(s.removeprefix("sqlite:"), reset=spec.reset)
+        driver: SqliteDriver = spec.sqlite_driver
+        if driver == "auto":
+            driver = "aiosqlite" if real_clock else "sqlite3"
+        return SqliteStore(s.removeprefix("sqlite:"), reset=spec.reset, driver=driver)
     if s.startswith(("postgresql://", "postgres://")):
         from sim.backends.postgres import PostgresStore
 
@@ -111,8 +119,10 @@ class Backends:
         )
 
 
-def make_backends(spec: BackendSpec) -> Backends:
-    return Backends(make_store(spec), make_counter(spec))
+def make_backends(spec: BackendSpec, *, real_clock: bool = False) -> Backends:
+    """The adapters ``spec`` names, for a run on the virtual clock or (``real_clock``) a scaled
+    real one."""
+    return Backends(make_store(spec, real_clock=real_clock), make_counter(spec))
 
 
 @asynccontextmanager

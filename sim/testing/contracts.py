@@ -75,6 +75,10 @@ async def store_dispatcher_anti_joins(s: Any) -> None:
     expect(await s.non_songs_without_active_schedule("archive"), [1], "non-songs")
     await s.set_schedule_status([archive], "completed")
     expect(await s.non_songs_without_active_schedule("archive"), [1, 3], "after completion")
+    await s.add_song(5, T0)  # a song first, its bilibili_metadata row second
+    await s.add_video(5, T0)
+    expect(await s.non_songs_without_active_schedule("archive"), [1, 3], "a song is no non-song")
+    expect(await s.songs_without_active_schedule("archive"), [2, 4, 5], "songs again")
 
 
 async def schedule_move(s: ScheduleStore) -> None:

@@ -3,7 +3,8 @@
 Every check of ``sim.testing.CHECKS`` runs against every adapter of its port: memory, SQLite and
 fakeredis always; PostgreSQL and Redis when the servers are reachable (they skip otherwise, and
 fail instead under ``SIM_REQUIRE_SERVICES=1``, which CI sets). Each case gets a fresh, empty
-adapter: its own SQLite file, its own PostgreSQL schema, its own Redis key prefix, dropped after.
+adapter: its own SQLite file (stdlib sqlite3 and aiosqlite), its own PostgreSQL schema, its
+own Redis key prefix, dropped after.
 """
 
 from __future__ import annotations
@@ -16,9 +17,12 @@ import pytest
 import redis
 
 from sim.backends import Backends, MemoryStore, MemoryWindowCounter, open_backends
+from sim.backends.postgres import PostgresStore
 from sim.backends.redis import RedisWindowCounter
+from sim.backends.sqlite import SqliteStore
 from sim.testing import CHECKS
 from tests.backends.redis_support import keys_under, require_redis, unique_prefix
+from tests.backends.sql_support import require_postgres, schemas_like, unique_schema
 
 Factory = Callable[[Path], Any]
 """Builds a fresh adapter (not yet opened) in a test's temporary directory. An adapter with a
@@ -37,7 +41,12 @@ def _redis_counter(spec: str | None, reservation: Literal["loop", "lua"]) -> Fac
     return make
 
 
-STORES: dict[str, Factory] = {"memory": lambda tmp: MemoryStore()}
+STORES: dict[str, Factory] = {
+    "memory": lambda tmp: MemoryStore(),
+    "sqlite": lambda tmp: SqliteStore(tmp / "contract.sqlite"),
+    "aiosqlite": lambda tmp: SqliteStore(tmp / "contract.sqlite", driver="aiosqlite"),
+    "postgres": lambda tmp: PostgresStore(require_postgres(), schema=unique_schema("contract")),
+}
 COUNTERS: dict[str, Factory] = {
     "memory": lambda tmp: MemoryWindowCounter(),
     "fakeredis-loop": _redis_counter("fakeredis", "loop"),
@@ -45,7 +54,7 @@ COUNTERS: dict[str, Factory] = {
     "redis-loop": _redis_counter(None, "loop"),
     "redis-lua": _redis_counter(None, "lua"),
 }
-SERVICES = {"redis-loop", "redis-lua"}
+SERVICES = {"redis-loop", "redis-lua", "postgres"}
 """Backends that need a server (marked ``services``: skip when absent, fail in CI)."""
 
 PORT_FACTORIES: dict[str, dict[str, Factory]] = {
@@ -91,6 +100,8 @@ async def test_contract(
         finally:
             if hasattr(adapter, "drop"):
                 await adapter.drop()
+    if isinstance(adapter, PostgresStore):
+        assert schemas_like(adapter.schema) == [], "schema left on the server"
     if isinstance(adapter, RedisWindowCounter) and adapter.spec != "fakeredis":
         client = redis.Redis.from_url(adapter.spec)
         try:

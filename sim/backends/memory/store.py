@@ -33,6 +33,8 @@ class MemoryStore(ScheduleTable, VideoTables):
             self._idle_others[type].add(aid)
 
     def _video_added(self, aid: int, song: bool) -> None:
+        if not song and self._is_song(aid):
+            return  # a song's bilibili_metadata row arriving after its songs row: still a song
         for t in _TRACKED:
             if aid in self._active[t]:
                 continue
