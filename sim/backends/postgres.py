@@ -20,6 +20,7 @@ costs a resolver thread per connection).
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import re
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
@@ -42,6 +43,9 @@ from sim.backends.sql import OWNER_MARKER, OWNER_TABLE, TABLES, Row, SqlStore
 psycopg.waiting.get_running_loop = asyncio.get_running_loop  # type: ignore[attr-defined]
 
 CONNECT_TIMEOUT_S = 5
+POOL_SIZE = 10
+"""Connections a run may open besides the owner's (postgres.js' default ``max``); concurrent
+port calls (``sim load``) beyond this wait for one to come back."""
 SCHEMA_NAME = re.compile(r"^[a-z_][a-z0-9_]*$")
 
 
@@ -86,6 +90,12 @@ class PostgresStore(SqlStore):
         self.schema = schema
         self.reset = reset
         self._conn: psycopg.AsyncConnection[Any] | None = None
+        """The owner connection: holds the schema lock; serves the lifecycle statements."""
+        self._idle: list[psycopg.AsyncConnection[Any]] = []
+        self._slots: asyncio.Semaphore | None = None
+        self._current: contextvars.ContextVar[psycopg.AsyncConnection[Any] | None] = (
+            contextvars.ContextVar("sim_pg_connection", default=None)
+        )
         self._statements: dict[str, bytes] = {}
         self._t_open = trio_asyncio.aio_as_trio(self._aio_open)
         self._t_close = trio_asyncio.aio_as_trio(self._aio_close)
@@ -129,10 +139,14 @@ class PostgresStore(SqlStore):
         with trio.CancelScope(shield=True):
             await self._t_drop()
 
-    async def _aio_open(self) -> None:
-        self._conn = await psycopg.AsyncConnection.connect(
+    async def _connect(self) -> psycopg.AsyncConnection[Any]:
+        return await psycopg.AsyncConnection.connect(
             self.spec, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S
         )
+
+    async def _aio_open(self) -> None:
+        self._slots = asyncio.Semaphore(POOL_SIZE)
+        self._conn = await self._connect()
         conn = self._conn
         got = await (
             await conn.execute("SELECT pg_try_advisory_lock(hashtext(%s))", (self._lock_name,))
@@ -223,15 +237,43 @@ class PostgresStore(SqlStore):
         )
 
     async def _aio_close(self) -> None:
-        conn, self._conn = self._conn, None
-        if conn is not None:
+        conns, self._idle = self._idle, []
+        owner, self._conn = self._conn, None
+        for conn in [*conns, *([owner] if owner is not None else [])]:
             await conn.close()
 
     # -- primitives (asyncio side) ------------------------------------------------------------
     def _connection(self) -> psycopg.AsyncConnection[Any]:
+        """The connection of the port call in progress (the owner outside of one)."""
+        conn = self._current.get()
+        if conn is not None:
+            return conn
         if self._conn is None:
             raise RuntimeError(f"{self!r} is not open")
         return self._conn
+
+    @asynccontextmanager
+    async def _session(self) -> AsyncIterator[None]:
+        """A pooled connection for one port call (the deployed code's postgres.js pool): a
+        connection that broke is closed, not returned."""
+        if self._slots is None or self._conn is None:
+            raise RuntimeError(f"{self!r} is not open")
+        async with self._slots:
+            conn = self._idle.pop() if self._idle else await self._pooled()
+            token = self._current.set(conn)
+            try:
+                yield
+            finally:
+                self._current.reset(token)
+                if conn.broken or conn.closed:
+                    await conn.close()
+                else:
+                    self._idle.append(conn)
+
+    async def _pooled(self) -> psycopg.AsyncConnection[Any]:
+        conn = await self._connect()
+        await conn.execute(pgsql.SQL("SET search_path TO {}").format(pgsql.Identifier(self.schema)))
+        return conn
 
     def _text(self, statement: str) -> bytes:
         text = self._statements.get(statement)

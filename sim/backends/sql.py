@@ -24,6 +24,7 @@ a cancelled run never leaves a transaction half done (same rule as :mod:`sim.bac
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from contextlib import AbstractAsyncContextManager
@@ -116,10 +117,14 @@ def bridged(
     and is awaited directly, with no event loop in between."""
 
     async def method(self: S, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        async def call() -> R:
+            async with self._session():
+                return await fn(self, *args, **kwargs)
+
         if not self.needs_asyncio:
-            return await fn(self, *args, **kwargs)
+            return await call()
         with trio.CancelScope(shield=True):
-            result = await trio_asyncio.aio_as_trio(fn)(self, *args, **kwargs)
+            result = await trio_asyncio.aio_as_trio(call)()
         return cast("R", result)
 
     functools.update_wrapper(method, fn)  # name and docstring of the port method
@@ -169,6 +174,12 @@ class SqlStore:
     def _tx(self) -> AbstractAsyncContextManager[None]:
         """A write transaction: commit on success, roll back on error."""
         raise NotImplementedError
+
+    def _session(self) -> AbstractAsyncContextManager[Any]:
+        """What one port call holds for all its statements: a pooled connection, or a lock on
+        a shared one. Concurrent calls (``sim load`` runs jobs concurrently) must never
+        interleave their statements on one connection, or their transactions would nest."""
+        return contextlib.nullcontext()
 
     def schema_statements(self) -> list[str]:
         ddl = SCHEMA.format(bigint=self.BIGINT, real=self.REAL, id_column=self.ID_COLUMN)

@@ -24,9 +24,11 @@ sim's tables (by name) and nothing else. ``sqlite::memory:`` gives a private in-
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import sqlite3
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
 from typing import Any, Literal
 
@@ -55,6 +57,8 @@ class SqliteStore(SqlStore):
         self.needs_asyncio = driver == "aiosqlite"
         self._db: aiosqlite.Connection | None = None
         self._sync: sqlite3.Connection | None = None
+        self._lock: asyncio.Lock | None = None
+        """aiosqlite: one connection, one port call at a time (SQLite has one writer anyway)."""
 
     async def _lifecycle(self, step: Callable[[], Awaitable[None]]) -> None:
         with trio.CancelScope(shield=True):
@@ -100,6 +104,7 @@ class SqliteStore(SqlStore):
     async def _aio_open(self) -> None:
         # isolation_level=None: autocommit; transactions are explicit (BEGIN IMMEDIATE).
         if self.needs_asyncio:
+            self._lock = asyncio.Lock()
             self._db = await aiosqlite.connect(self.path, isolation_level=None)
         else:
             self._sync = sqlite3.connect(self.path, isolation_level=None)
@@ -192,6 +197,9 @@ class SqliteStore(SqlStore):
         before = db.total_changes
         await db.executemany(sql, [tuple(r) for r in rows])
         return db.total_changes - before
+
+    def _session(self) -> AbstractAsyncContextManager[Any]:
+        return self._lock if self._lock is not None else contextlib.nullcontext()
 
     @asynccontextmanager
     async def _tx(self) -> AsyncIterator[None]:
