@@ -263,6 +263,33 @@ class WindowCounter(Protocol):
         ...
 
 
+DISPATCHER_LOCKS = ("dispatchRegularSnapshots", "dispatchArchiveSnapshots")
+"""The locks the scheduler takes (reference §11.7, §13b.1), by name."""
+
+
+class LockManager(Protocol):
+    """The dispatcher locks ``cvsa:lock:<name>`` on the Redis of the window counts (reference
+    §2.8, ``packages/core/mq/lockManager.ts``; used by §11.7 and §13b).
+
+    Deployed, a lock is SET NX then EXPIRE, so it expires on the Redis server's clock. Here the
+    expiry instant is the lock's *value*, in the run's time: a lock expires at the same simulated
+    instant whatever the clock (virtual or scaled) and whatever the backend. Like the deployed
+    helpers, checking and taking are separate calls: two runs can both see a lock free.
+    """
+
+    async def is_locked(self, name: str, now_ms: Ms) -> bool:
+        """Is the lock held (present and not expired at ``now_ms``)?"""
+        ...
+
+    async def acquire_lock(self, name: str, now_ms: Ms, ttl_ms: Ms) -> bool:
+        """Take the lock until ``now_ms + ttl_ms`` unless it is held; True if taken."""
+        ...
+
+    async def release_lock(self, name: str) -> None:
+        """Delete the lock, whoever holds it (the deployed ``releaseLock`` checks no owner)."""
+        ...
+
+
 class VideoStats(NamedTuple):
     """What the bilibili API returned for one video (reference §9 step 4, §10.1)."""
 

@@ -27,8 +27,15 @@ Cancellation (Ctrl-C twice under ``sim run``, or any cancel scope): every write 
 so a command that reached Redis is always followed by what belongs with it. A reservation is
 cancelled only between probes, where every window probed so far has been undone; a rebuild
 (:meth:`RedisWindowCounter.replace_all`) always runs to its last HSET. Socket timeouts bound a
-shielded call if the server stops answering. Real Redis runs on the real clock only: a virtual
-(autojump) clock would jump during every network wait (libraries.md §0.3); fakeredis is safe.
+shielded call if the server stops answering. Under sim's virtual clock the engine waits for
+every reply before anything else happens, so a real server gives the in-memory run's event log
+(tests/backends/test_sql_equivalence.py); trio's MockClock autojump would not be safe
+(libraries.md §0.3).
+
+Dispatcher locks (:class:`sim.ports.LockManager`) are ``<prefix>cvsa:lock:<name>`` strings whose
+value is the expiry instant in the run's time (see the port). ``reset`` and :meth:`drop` delete
+them (the dispatcher locks, by name) with the hash; opening over sim's own earlier run deletes
+the locks it left.
 
 Connect to ``127.0.0.1`` rather than ``localhost``: the URL is used as given, and a host name
 makes asyncio resolve it with ``getaddrinfo`` through ``run_in_executor``, which trio-asyncio
@@ -58,7 +65,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from sim.backends import BackendError
 from sim.clock import wall_seconds
 from sim.cvsa.windows import window_from_key, window_key_iso
-from sim.ports import Reserved
+from sim.ports import DISPATCHER_LOCKS, Reserved
 from sim.units import WINDOW_MS, Ms
 
 Reservation = Literal["loop", "lua"]
@@ -68,6 +75,8 @@ HASH_KEY = "cvsa:snapshot_window_counts"
 MARKER_KEY = "sim:owner"
 """Marker key (after ``key_prefix``): present when sim wrote the keys under the prefix."""
 MARKER_VALUE = "sim window counter"
+LOCK_KEY = "cvsa:lock:"
+"""Prefix of the dispatcher locks (reference §2.8), after ``key_prefix``."""
 
 
 def start_hint(url: str) -> str:
@@ -204,6 +213,9 @@ class RedisWindowCounter:
         self._t_get_all = aio(self._aio_get_all)
         self._t_replace_all = aio(self._aio_replace_all)
         self._t_delete = aio(self._aio_delete)
+        self._t_is_locked = aio(self._aio_is_locked)
+        self._t_acquire_lock = aio(self._aio_acquire_lock)
+        self._t_drop_all = aio(self._aio_drop_all)
 
     @property
     def url(self) -> str:
@@ -245,9 +257,10 @@ class RedisWindowCounter:
             await self._t_close()
 
     async def drop(self) -> None:
-        """Delete the hash and the marker (what ``reset`` deletes); for tests and benchmarks."""
+        """Delete the hash, the locks and the marker (what ``reset`` deletes); for tests and
+        benchmarks."""
         with trio.CancelScope(shield=True):
-            await self._t_delete(self.hash_key, self.marker_key)
+            await self._t_drop_all()
 
     # -- the port ---------------------------------------------------------------------------
     async def incr(self, window_ms: Ms, delta: int) -> int:
@@ -301,6 +314,23 @@ class RedisWindowCounter:
         with trio.CancelScope(shield=True):
             await self._t_delete(self.hash_key)
 
+    # -- LockManager ------------------------------------------------------------------------
+    async def is_locked(self, name: str, now_ms: Ms) -> bool:
+        locked: bool = await self._t_is_locked(name, now_ms)
+        return locked
+
+    async def acquire_lock(self, name: str, now_ms: Ms, ttl_ms: Ms) -> bool:
+        with trio.CancelScope(shield=True):
+            taken: bool = await self._t_acquire_lock(name, now_ms, ttl_ms)
+        return taken
+
+    async def release_lock(self, name: str) -> None:
+        with trio.CancelScope(shield=True):
+            await self._t_delete(self.lock_key(name))
+
+    def lock_key(self, name: str) -> str:
+        return f"{self.key_prefix}{LOCK_KEY}{name}"
+
     # -- asyncio side (each runs as one asyncio task per call) ---------------------------------
     def _redis(self) -> aioredis.Redis:
         if self._client is None:
@@ -323,9 +353,11 @@ class RedisWindowCounter:
         r = self._client
         await r.ping()
         if self.reset:
-            await r.delete(self.hash_key, self.marker_key)
+            await self._aio_drop_all()
         else:
             await self._check_ownership(r)
+            if await r.get(self.marker_key) == MARKER_VALUE:
+                await self._delete_locks(r)  # left by sim's own earlier run (a Ctrl-C)
         await r.set(self.marker_key, MARKER_VALUE)
         if self.reservation == "lua":
             self._script = r.register_script(RESERVE_LUA)
@@ -393,6 +425,31 @@ class RedisWindowCounter:
 
     async def _aio_delete(self, *keys: str) -> None:
         await self._redis().delete(*keys)
+
+    async def _aio_drop_all(self) -> None:
+        r = self._redis()
+        await self._delete_locks(r)
+        await r.delete(self.hash_key, self.marker_key)
+
+    async def _delete_locks(self, r: aioredis.Redis) -> None:
+        # By name: other cvsa:lock:<id> keys (the deployed classifyVideos lock, ...) are not sim's.
+        await r.delete(*(self.lock_key(name) for name in DISPATCHER_LOCKS))
+
+    async def _aio_is_locked(self, name: str, now_ms: Ms) -> bool:
+        expires = await self._redis().get(self.lock_key(name))
+        return expires is not None and int(expires) > now_ms
+
+    async def _aio_acquire_lock(self, name: str, now_ms: Ms, ttl_ms: Ms) -> bool:
+        # SET NX, as deployed; a lock whose (run-time) expiry has passed counts as absent, which
+        # is what the deployed EXPIRE achieves on the server's clock.
+        r, key = self._redis(), self.lock_key(name)
+        if await r.set(key, now_ms + ttl_ms, nx=True):
+            return True
+        expires = await r.get(key)
+        if expires is not None and int(expires) > now_ms:
+            return False
+        await r.set(key, now_ms + ttl_ms)
+        return True
 
 
 # -- measurement (bench/redis_reserve.py and the load harness) --------------------------------

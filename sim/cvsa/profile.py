@@ -218,6 +218,22 @@ class Switches:
             "issue text (the note names no cap)",
         )
     )
+    dispatcher_locks: bool = field(
+        metadata=_meta(
+            "the regular and archive dispatchers skip a run while their Redis lock "
+            "(cvsa:lock:<name>, TTL 30 min) is held by another run",
+            "reference §2.8, §11.7 steps 1-2, §13b.1",
+            SILENT,
+        )
+    )
+    lock_release_bug: bool = field(
+        metadata=_meta(
+            "a dispatcher run that found its lock held still releases it (the finally block), "
+            "freeing the other run's lock",
+            "reference §11.7 step 1, §13b.1, §15",
+            "issue text (a bug)",
+        )
+    )
     # --- archive (§13b) ---
     archive_keeps_time_of_day: bool = field(
         metadata=_meta(
@@ -277,6 +293,8 @@ DESIGN: Final = Switches(
     regular_target_from_last_snapshot=False,
     bulk_reschedules_normal=False,  # seed 000: normal rows come from dispatchRegularSnapshots
     dispatch_time_caps=False,
+    dispatcher_locks=True,  # note silent: deployed (reference §11.7, §13b)
+    lock_release_bug=False,
     archive_keeps_time_of_day=False,  # seed 000: 下周六 / 下周一到再下周一
     bulk_failure_archive_to_normal=False,
     bili_error_blocks_aid=True,  # note silent: deployed (reference §9 step 2)
@@ -308,6 +326,8 @@ CVSA_2026: Final = Switches(
     regular_target_from_last_snapshot=True,
     bulk_reschedules_normal=True,
     dispatch_time_caps=True,
+    dispatcher_locks=True,
+    lock_release_bug=True,
     archive_keeps_time_of_day=True,
     bulk_failure_archive_to_normal=True,
     bili_error_blocks_aid=True,

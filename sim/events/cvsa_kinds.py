@@ -72,6 +72,11 @@ PROXY_OUTCOME = enum(
     "throttled",
 )
 UPSTREAM_CALL = enum("upstream_call", "single", "bulk")
+LOCK_OUTCOME = enum(
+    "lock_outcome",
+    "busy",  # §11.7 step 1, §13b.1: the lock was held: this run did nothing
+    "released_other",  # ... and its finally block released the other run's lock (the bug)
+)
 FAULT_KIND = enum(
     "fault_kind",
     "upstream_outage",
@@ -357,3 +362,15 @@ class JobTimed(NamedTuple):
     lag_ms: int
     wall_us: int
     budget_us: int
+
+
+@event(120)
+class DispatcherLocked(NamedTuple):
+    """A dispatcher run found its lock (``name``: the lock's name) held by another run and did
+    nothing (``outcome`` busy), or, with the release bug, also released that run's lock
+    (``outcome`` released_other). Runs that take and release their own lock log nothing."""
+
+    seq: int
+    t_ms: int
+    name: int
+    outcome: int

@@ -64,6 +64,9 @@ class ScheduleCounts:
         self.c["cleanup.deleted"] += deleted.shape[0]
         for t, s in zip(deleted[:, 4].tolist(), deleted[:, 6].tolist(), strict=True):
             self.c[f"cleanup.deleted.{_TYPES[t]}.{K.SCHEDULE_STATUS.word(s)}"] += 1
+        locked = chunk.table(K.DispatcherLocked)  # §11.7, §13b.1: runs that found the lock held
+        for name, o in zip(locked[:, 2].tolist(), locked[:, 3].tolist(), strict=True):
+            self.c[f"locks.{names[name]}.{K.LOCK_OUTCOME.word(o)}"] += 1
 
     def result(self) -> dict[str, Any]:
         out: dict[str, Any] = {"cleanup.deleted": 0, "schedules.moved": 0}

@@ -35,6 +35,7 @@ BAD_DIRECTION: list[tuple[str, Direction]] = [
     ("cleanup.deleted*", "up"),
     ("upstream.*", "up"),
     ("dispatch.skipped.*", "up"),
+    ("locks.*.released_other", "up"),
     ("periodic.*.missed_slots", "up"),
     ("snapshots.duplicates", "up"),
     ("windows.max_*", "up"),

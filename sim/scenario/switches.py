@@ -81,6 +81,8 @@ class SwitchOverrides(Section):
     regular_target_from_last_snapshot: StrictBool | None = None
     bulk_reschedules_normal: StrictBool | None = None
     dispatch_time_caps: StrictBool | None = None
+    dispatcher_locks: StrictBool | None = None
+    lock_release_bug: StrictBool | None = None
     archive_keeps_time_of_day: StrictBool | None = None
     bulk_failure_archive_to_normal: StrictBool | None = None
     cleanup_decrements: StrictBool | None = None

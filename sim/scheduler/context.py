@@ -16,7 +16,7 @@ from sim.cvsa.profile import Switches
 from sim.cvsa.retry import Backoff
 from sim.engine import Engine, Job, Queue
 from sim.events import cvsa_kinds as K
-from sim.ports import ScheduleStore, SnapshotStore, UpstreamApi, WindowCounter
+from sim.ports import LockManager, ScheduleStore, SnapshotStore, UpstreamApi, WindowCounter
 from sim.rng import RandomStreams
 
 
@@ -48,6 +48,7 @@ class Emitters:
     retry: Callable[..., None]
     started: Callable[..., None]
     stray: Callable[..., None]
+    locked: Callable[..., None]
 
     @classmethod
     def bind(cls, engine: Engine) -> Emitters:
@@ -69,6 +70,7 @@ class Emitters:
             retry=e(K.RetryScheduled),
             started=e(K.ScheduleStarted),
             stray=e(K.StrayStatusChange),
+            locked=e(K.DispatcherLocked),
         )
 
 
@@ -79,6 +81,8 @@ class Ctx:
     engine: Engine
     store: Store
     counter: WindowCounter
+    locks: LockManager
+    """The dispatcher locks, on the window counter's Redis."""
     upstream: UpstreamApi
     switches: Switches
     streams: RandomStreams

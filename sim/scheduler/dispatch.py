@@ -3,17 +3,27 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
 from sim.cvsa.calendar import archive_target_nonsong_ms, next_saturday_ms
-from sim.cvsa.constants import ARCHIVE_DISPATCH_CAP_MS, REGULAR_DISPATCH_CAP_MS
+from sim.cvsa.constants import (
+    ARCHIVE_DISPATCH_CAP_MS,
+    DISPATCH_LOCK_TTL_MS,
+    REGULAR_DISPATCH_CAP_MS,
+)
 from sim.cvsa.intervals import regular_dispatch_target_ms
 from sim.cvsa.milestones import milestone_delay_ms
 from sim.engine import Job
+from sim.events.cvsa_kinds import LOCK_OUTCOME
+from sim.ports import DISPATCHER_LOCKS
 from sim.scheduler.context import Ctx
 from sim.scheduler.estimates import adjusted_eta, regular_interval
 from sim.scheduler.schedule import schedule_snapshot
 from sim.units import Ms
 
 NEVER: Ms = 2**62
+REGULAR_LOCK, ARCHIVE_LOCK = DISPATCHER_LOCKS
 
 
 async def dispatch_milestone_snapshots(ctx: Ctx, job: Job) -> None:
@@ -36,9 +46,42 @@ async def milestone_idle_until(ctx: Ctx, now: Ms) -> Ms:
     )
 
 
+@asynccontextmanager
+async def dispatcher_lock(ctx: Ctx, name: str) -> AsyncIterator[bool]:
+    """The lock around a dispatcher run (reference §11.7 steps 1-2 and 5, §13b.1): yields
+    False when another run holds it (this run then does nothing). As deployed, the check and the
+    take are separate calls, and the ``finally`` releases the lock even when this run did not
+    take it (switch ``lock_release_bug``): the other, still running, run loses its lock."""
+    sw = ctx.switches
+    if not sw.dispatcher_locks:
+        yield True
+        return
+    locks, taken = ctx.locks, False
+    try:
+        # Two calls, as deployed: runs that check at the same instant both see the lock free,
+        # and the one whose SET NX loses does nothing either.
+        if not await locks.is_locked(name, ctx.now):
+            taken = await locks.acquire_lock(name, ctx.now, DISPATCH_LOCK_TTL_MS)
+        if not taken:
+            ctx.emit.locked(ctx.now, ctx.engine.log.name(name), LOCK_OUTCOME.code("busy"))
+        yield taken
+    finally:
+        if taken or sw.lock_release_bug:
+            await locks.release_lock(name)
+            if not taken:
+                code = LOCK_OUTCOME.code("released_other")
+                ctx.emit.locked(ctx.now, ctx.engine.log.name(name), code)
+
+
 async def dispatch_regular_snapshots(ctx: Ctx, job: Job) -> None:
     """Songs without an active normal row get one at the interval their last-24-h growth gives
     (§11.6-11.7; seed 000 "间隔计算")."""
+    async with dispatcher_lock(ctx, REGULAR_LOCK) as mine:
+        if mine:
+            await _dispatch_regular(ctx)
+
+
+async def _dispatch_regular(ctx: Ctx) -> None:
     started = ctx.now
     for aid in await ctx.store.songs_without_active_schedule("normal"):
         if ctx.switches.dispatch_time_caps and ctx.now - started > REGULAR_DISPATCH_CAP_MS:
@@ -58,6 +101,12 @@ async def regular_idle_until(ctx: Ctx, now: Ms) -> Ms:
 async def dispatch_archive_snapshots(ctx: Ctx, job: Job) -> None:
     """Songs without an active archive row -> next Saturday; other known videos -> uniformly
     between next Monday and the Monday after (§13b; time zone from the scenario)."""
+    async with dispatcher_lock(ctx, ARCHIVE_LOCK) as mine:
+        if mine:
+            await _dispatch_archive(ctx)
+
+
+async def _dispatch_archive(ctx: Ctx) -> None:
     sw, tz, started = ctx.switches, ctx.timezone_ms, ctx.now
     keep = sw.archive_keeps_time_of_day
     for aid in await ctx.store.songs_without_active_schedule("archive"):

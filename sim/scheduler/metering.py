@@ -66,7 +66,10 @@ KINDS: dict[str, int] = {
         ],
         WRITE,
     ),
-    **dict.fromkeys(["incr", "get_all", "replace_all", "clear"], REDIS),
+    **dict.fromkeys(
+        ["incr", "get_all", "replace_all", "clear", "is_locked", "acquire_lock", "release_lock"],
+        REDIS,
+    ),
 }
 
 

@@ -23,7 +23,7 @@ from sim.events.cvsa_kinds import JobTimed, QueryCounts
 from sim.metrics import Reducer
 from sim.metrics.cvsa import cvsa_reducers
 from sim.metrics.invariants import cvsa_invariant_reducers
-from sim.ports import UpstreamApi, WindowCounter
+from sim.ports import LockManager, UpstreamApi, WindowCounter
 from sim.rng import RandomStreams
 from sim.scenario import Scenario
 from sim.scheduler import cleanup, dispatch, feed, ticks, workers
@@ -96,10 +96,12 @@ class CvsaModel:
         self.world = World.build(scenario, streams)
         self.network_faults = NetworkFaults()
         cfg = scenario.scheduler
+        raw_counter = counter if counter is not None else MemoryWindowCounter()
         self.ctx = Ctx(
             engine=engine,
             store=store if store is not None else MemoryStore(),
-            counter=counter if counter is not None else MemoryWindowCounter(),
+            counter=raw_counter,
+            locks=cast(LockManager, raw_counter),  # the dispatcher locks share its Redis
             upstream=upstream
             or SimulatedUpstream(
                 engine,
@@ -126,6 +128,7 @@ class CvsaModel:
         # Load mode (a concurrent engine on the real clock) also times every call and job.
         timed = engine.concurrent
         ctx.store = cast(Store, Metered(ctx.store, engine, port="store", timed=timed))
+        ctx.locks = cast(LockManager, Metered(ctx.locks, engine, port="locks", timed=timed))
         ctx.counter = cast(WindowCounter, Metered(ctx.counter, engine, port="counter", timed=timed))
         self._emit_queries = engine.log.emitter(QueryCounts)
         self._timing = (

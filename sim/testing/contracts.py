@@ -12,6 +12,7 @@ from typing import Any
 
 from sim.ports import (
     EtaRow,
+    LockManager,
     Reserved,
     ScheduleRow,
     ScheduleStore,
@@ -315,6 +316,29 @@ async def counter_replace_and_clear(c: WindowCounter) -> None:
     expect(await c.incr(T0 + WINDOW_MS, 1), 1, "after clear")
 
 
+# -- dispatcher locks ----------------------------------------------------------------------
+async def lock_take_check_release(c: LockManager) -> None:
+    ttl = 30 * MINUTE_MS
+    expect(await c.is_locked("dispatchRegularSnapshots", T0), False, "absent lock")
+    expect(await c.acquire_lock("dispatchRegularSnapshots", T0, ttl), True, "taken")
+    expect(await c.is_locked("dispatchRegularSnapshots", T0 + ttl - 1), True, "held until TTL")
+    expect(await c.acquire_lock("dispatchRegularSnapshots", T0 + 1, ttl), False, "held: NX")
+    expect(await c.is_locked("dispatchArchiveSnapshots", T0), False, "locks are by name")
+    await c.release_lock("dispatchRegularSnapshots")
+    expect(await c.is_locked("dispatchRegularSnapshots", T0 + 1), False, "released")
+    await c.release_lock("dispatchRegularSnapshots")  # releasing a free lock is harmless
+    expect(await c.acquire_lock("dispatchRegularSnapshots", T0 + 2, ttl), True, "taken again")
+
+
+async def lock_expires_in_run_time(c: LockManager) -> None:
+    ttl = 30 * MINUTE_MS
+    await c.acquire_lock("dispatchArchiveSnapshots", T0, ttl)
+    expect(await c.is_locked("dispatchArchiveSnapshots", T0 + ttl), False, "expired at T0+TTL")
+    expect(await c.acquire_lock("dispatchArchiveSnapshots", T0 + ttl, ttl), True, "re-taken")
+    expect(await c.is_locked("dispatchArchiveSnapshots", T0 + 2 * ttl - 1), True, "new TTL")
+    await c.release_lock("dispatchArchiveSnapshots")
+
+
 CHECKS: dict[str, list[Callable[[Any], Awaitable[None]]]] = {
     "schedule_store": [
         schedule_insert_and_get,
@@ -336,4 +360,5 @@ CHECKS: dict[str, list[Callable[[Any], Awaitable[None]]]] = {
     ],
     "window_counter": [counter_incr, counter_reserve, counter_replace_and_clear],
     "store": [store_dispatcher_anti_joins],
+    "locks": [lock_take_check_release, lock_expires_in_run_time],
 }

@@ -144,6 +144,7 @@ async def test_reset_deletes_the_hash_and_marker_and_nothing_else(target: Target
     target.sync.hset(f"{p}cvsa:snapshot_window_counts", "not-a-window", 5)
     target.sync.set(f"{p}sim:owner", "somebody else's")
     target.sync.set(f"{p}cvsa:lock:1", "held")
+    target.sync.set(f"{p}cvsa:lock:dispatchRegularSnapshots", T0)
     target.sync.hset(f"{p}cvsa:snapshot_window_counts:old", "f", 1)
     target.sync.set(outside, "untouched")
     async with opened(target.counter(reset=True)) as counter:
@@ -151,7 +152,8 @@ async def test_reset_deletes_the_hash_and_marker_and_nothing_else(target: Target
         assert await counter.incr(T0, 2) == 2
     assert hash_of(target) == {window_key_iso(T0): "2"}
     assert target.sync.get(f"{p}sim:owner") == MARKER_VALUE.encode()
-    assert target.sync.get(f"{p}cvsa:lock:1") == b"held"
+    assert target.sync.get(f"{p}cvsa:lock:1") == b"held", "not a lock sim takes"
+    assert not target.sync.exists(f"{p}cvsa:lock:dispatchRegularSnapshots")
     assert target.sync.hgetall(f"{p}cvsa:snapshot_window_counts:old") == {b"f": b"1"}
     assert target.sync.get(outside) == b"untouched"
 
@@ -408,3 +410,18 @@ def keys_of_bench() -> list[str]:
         return keys_under(client, "sim-bench:")
     finally:
         client.close()
+
+
+# -- dispatcher locks -------------------------------------------------------------------------
+async def test_locks_are_strings_holding_their_expiry_in_run_time(target: Target) -> None:
+    key = f"{target.prefix}cvsa:lock:dispatchArchiveSnapshots"
+    async with opened(target.counter()) as counter:
+        assert await counter.acquire_lock("dispatchArchiveSnapshots", T0, 1_800_000)
+        assert target.sync.get(key) == str(T0 + 1_800_000).encode()
+        assert target.sync.ttl(key) == -1, "no wall-clock EXPIRE: the run's clock decides"
+    # A lock left by sim's own run (a Ctrl-C mid-dispatch) goes when the prefix is reopened.
+    async with opened(target.counter()) as counter:
+        assert not target.sync.exists(key)
+        assert await counter.acquire_lock("dispatchArchiveSnapshots", T0, 1_800_000)
+        await counter.drop()
+    assert keys_under(target.sync, target.prefix) == [], "drop deletes the locks too"

@@ -52,6 +52,8 @@ EXPECTED = {
     "regular_target_from_last_snapshot": (False, True),
     "bulk_reschedules_normal": (False, True),
     "dispatch_time_caps": (False, True),
+    "dispatcher_locks": (True, True),
+    "lock_release_bug": (False, True),
     "archive_keeps_time_of_day": (False, True),
     "bulk_failure_archive_to_normal": (False, True),
     "bili_error_blocks_aid": (True, True),

@@ -138,3 +138,21 @@ def milestone_delay_ms(eta_h: float, clamp: bool = True) -> Ms:
     """now + ETA, clamped to [2 s, 1.2 h] by the dispatcher (seed 000), whole ms (§19.1)."""
     d = eta_h * 3_600_000
     return math.floor(min(max(d, 2_000), 72 * 60_000) if clamp else d)
+
+
+class SlowInserts:
+    """The store, with every INSERT of one schedule type taking ``delay_ms`` of virtual time (a
+    slow database), so that a dispatcher run lasts long enough for its time cap to matter."""
+
+    def __init__(self, inner: Any, ctx: Ctx, type_: str, delay_ms: Ms) -> None:
+        self.inner, self.ctx, self.type, self.delay_ms = inner, ctx, type_, delay_ms
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    async def insert_schedule(
+        self, aid: int, type: str, started_at_ms: Ms, created_at_ms: Ms
+    ) -> int:
+        if type == self.type:
+            await self.ctx.engine.sleep(self.delay_ms)
+        return int(await self.inner.insert_schedule(aid, type, started_at_ms, created_at_ms))

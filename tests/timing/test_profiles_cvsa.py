@@ -43,6 +43,7 @@ from tests.timing._support import (
     STATUS,
     TYPE,
     Setup,
+    SlowInserts,
     at,
     deployed_factor,
     draws,
@@ -596,24 +597,6 @@ def test_bulk_reschedules_normal(profile: str) -> None:
         assert [(rel(c.t_ms), rel(c.requested_ms)) for c in created] == [
             (30 * MINUTE_MS, 30 * MINUTE_MS + 6 * HOUR_MS)
         ]
-
-
-class SlowInserts:
-    """The store, with every INSERT of one schedule type taking ``delay_ms`` of virtual time (a
-    slow database), so that a dispatcher run lasts long enough for its time cap to matter."""
-
-    def __init__(self, inner: Any, ctx: Ctx, type_: str, delay_ms: Ms) -> None:
-        self.inner, self.ctx, self.type, self.delay_ms = inner, ctx, type_, delay_ms
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
-
-    async def insert_schedule(
-        self, aid: int, type: str, started_at_ms: Ms, created_at_ms: Ms
-    ) -> int:
-        if type == self.type:
-            await self.ctx.engine.sleep(self.delay_ms)
-        return int(await self.inner.insert_schedule(aid, type, started_at_ms, created_at_ms))
 
 
 @pytest.mark.parametrize(

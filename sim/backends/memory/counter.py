@@ -14,6 +14,8 @@ class MemoryWindowCounter:
 
     def __init__(self) -> None:
         self._h: dict[Ms, int] = {}
+        self._locks: dict[str, Ms] = {}
+        """Lock name -> expiry instant (the :class:`sim.ports.LockManager` half)."""
 
     async def incr(self, window_ms: Ms, delta: int) -> int:
         value = self._h.get(window_ms, 0) + delta
@@ -32,6 +34,19 @@ class MemoryWindowCounter:
 
     async def clear(self) -> None:
         self._h = {}
+
+    # -- LockManager: the dispatcher locks live on the same Redis --------------------------------
+    async def is_locked(self, name: str, now_ms: Ms) -> bool:
+        return self._locks.get(name, now_ms) > now_ms
+
+    async def acquire_lock(self, name: str, now_ms: Ms, ttl_ms: Ms) -> bool:
+        if await self.is_locked(name, now_ms):
+            return False
+        self._locks[name] = now_ms + ttl_ms
+        return True
+
+    async def release_lock(self, name: str) -> None:
+        self._locks.pop(name, None)
 
 
 class MemoryUpstream:
