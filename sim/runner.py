@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import platform
-import re
 import signal
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -20,7 +19,14 @@ import numpy as np
 import trio
 
 from sim import __version__
-from sim.backends import BackendError, Backends, BackendSpec, make_backends, open_backends
+from sim.backends import (
+    BackendError,
+    Backends,
+    BackendSpec,
+    make_backends,
+    open_backends,
+    redact,
+)
 from sim.clock import Clock, ScaledRealClock, VirtualClock, wall_seconds
 from sim.determinism import deterministic_trio
 from sim.engine import Engine
@@ -105,11 +111,6 @@ def _manifest(
             "numpy": np.__version__,
         },
     }
-
-
-def redact(url: str) -> str:
-    """A backend URL without its password (manifests and messages are shared)."""
-    return re.sub(r"(://[^:/@]*):[^@]*@", r"\1:***@", url)
 
 
 def spec_of(scenario: Scenario) -> BackendSpec:

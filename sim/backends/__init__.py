@@ -14,6 +14,7 @@ closes them however the run ends.
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -23,6 +24,11 @@ from sim.backends.memory import MemoryStore, MemoryUpstream, MemoryWindowCounter
 
 Reservation = Literal["loop", "lua"]
 SqliteDriver = Literal["auto", "sqlite3", "aiosqlite"]
+
+
+def redact(url: str) -> str:
+    """``url`` with any password replaced by ``***`` (manifests and messages are shared)."""
+    return re.sub(r"(://[^:/@]*):[^@]*@", r"\1:***@", url)
 
 
 class BackendError(RuntimeError):
@@ -181,4 +187,5 @@ __all__ = [
     "make_counter",
     "make_store",
     "open_backends",
+    "redact",
 ]

@@ -33,7 +33,7 @@ import trio
 import trio_asyncio
 from psycopg import sql as pgsql
 
-from sim.backends import BackendError
+from sim.backends import BackendError, redact
 from sim.backends.sql import OWNER_MARKER, OWNER_TABLE, TABLES, Row, SqlStore
 
 # trio-asyncio replaces asyncio.get_running_loop when it is imported; psycopg.waiting binds the
@@ -47,11 +47,6 @@ POOL_SIZE = 10
 """Connections a run may open besides the owner's (postgres.js' default ``max``); concurrent
 port calls (``sim load``) beyond this wait for one to come back."""
 SCHEMA_NAME = re.compile(r"^[a-z_][a-z0-9_]*$")
-
-
-def redact(url: str) -> str:
-    """``url`` without its password (messages are shared)."""
-    return re.sub(r"(://[^:/@]*):[^@]*@", r"\1:***@", url)
 
 
 def start_hint(url: str) -> str:

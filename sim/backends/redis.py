@@ -52,7 +52,6 @@ import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, cast
-from urllib.parse import urlsplit, urlunsplit
 
 import fakeredis
 import redis.asyncio as aioredis
@@ -62,7 +61,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from sim.backends import BackendError
+from sim.backends import BackendError, redact
 from sim.clock import wall_seconds
 from sim.cvsa.windows import window_from_key, window_key_iso
 from sim.ports import DISPATCHER_LOCKS, Reserved
@@ -147,18 +146,6 @@ for i = 0, count - 1 do
 end
 return {count, -1, 0}
 """
-
-
-def redact(url: str) -> str:
-    """``url`` with any password replaced by ``***`` (for messages)."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    host = parts.hostname or ""
-    if parts.port is not None:
-        host = f"{host}:{parts.port}"
-    user = parts.username or ""
-    return urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))
 
 
 class RedisWindowCounter:
