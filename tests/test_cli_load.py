@@ -49,3 +49,58 @@ def test_ramp_doubles_the_speed_with_fresh_state_each_step(tmp_path: Path) -> No
     assert doc["highest_sustained_speed"] == (max(sustained) if sustained else None)
     for s in speeds:
         assert (tmp_path / f"x{s:g}" / "manifest.json").exists()
+    # Every step has a run report; the harness page sits above them and links each one.
+    page = (tmp_path / "load.html").read_text()
+    for s in speeds:
+        assert (tmp_path / f"x{s:g}" / "report.html").exists()
+        assert f'href="x{s:g}/report.html"' in page
+    for png in ("harness_ramp.png", "harness_queries.png"):
+        assert (tmp_path / png).read_bytes().startswith(b"\x89PNG")
+        assert png in page
+    verdict = f"x{doc['highest_sustained_speed']:g}" if sustained else "none"
+    assert f"Highest speed sustained: <b>{verdict}</b>" in page
+
+
+def test_the_harness_page_tables_come_from_the_metrics() -> None:
+    from sim.report.harness import job_rows, query_rows, step_row
+
+    metrics = {
+        "load.ops.store.due_schedules.count": 10,
+        "load.ops.store.due_schedules.p50_ms": 1.0,
+        "load.ops.store.due_schedules.p99_ms": 9.0,
+        "load.ops.store.due_schedules.max_ms": 12.0,
+        "load.ops.counter.reserve.count": 4,
+        "load.ops.counter.reserve.p50_ms": 0.5,
+        "load.ops.counter.reserve.p99_ms": 20.0,
+        "load.ops.counter.reserve.max_ms": 25.0,
+        "load.jobs.snapshotTick.count": 200,
+        "load.jobs.snapshotTick.overruns": 3,
+        "load.jobs.snapshotTick.overrun_fraction": 0.015,
+        "load.jobs.snapshotTick.lag.p50_s": 0.1,
+        "load.jobs.snapshotTick.lag.p99_s": 0.9,
+        "load.jobs.snapshotTick.lag.max_s": 1.5,
+        "load.lag.p99_s": 0.9,
+    }
+    assert [(q["method"], q["count"], q["p99"]) for q in query_rows(metrics)] == [
+        ("counter.reserve", 4, 20.0),  # slowest p99 first
+        ("store.due_schedules", 10, 9.0),
+    ]
+    assert job_rows(metrics) == [
+        {
+            "job": "snapshotTick",
+            "count": 200,
+            "overruns": 3,
+            "overrun_pct": 1.5,
+            "p50": 0.1,
+            "p99": 0.9,
+            "max": 1.5,
+        }
+    ]
+    step = {"speed": 400.0, "simulated_s": 90.0, "wall_seconds": 0.3, "sustained": False}
+    row = step_row({**step, "metrics": metrics}, "x400/report.html")
+    assert (row["simulated"], row["overrun_pct"], row["slowest"], row["slowest_p99_ms"]) == (
+        "90s",
+        1.5,
+        "counter.reserve",
+        20.0,
+    )

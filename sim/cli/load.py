@@ -21,9 +21,10 @@ from sim.cli.common import (
     scenario_options,
 )
 from sim.cli.progress import Progress
+from sim.report.harness import LOAD_HTML, step_row, write_load_report
 from sim.runner import run_scenario
 from sim.scenario import Scenario
-from sim.units import SECOND_MS, format_duration_ms
+from sim.units import SECOND_MS
 
 OVERRUN_LIMIT = 0.01
 """A speed is sustained while at most 1 % of periodic iterations overrun their period ..."""
@@ -136,6 +137,7 @@ def load(
                 handle_sigint=True,
                 backends=step_spec,
                 concurrent=True,
+                report=True,
             )
         ok = _sustained(result.metrics) and not result.partial
         steps.append(
@@ -144,6 +146,7 @@ def load(
                 "sustained": ok,
                 "metrics": result.metrics,
                 "wall_seconds": result.manifest["wall_seconds"],
+                "backends": result.manifest["backends"],
                 "simulated_s": (run_scenario_.end_ms - run_scenario_.start_ms) / SECOND_MS,
             }
         )
@@ -158,6 +161,16 @@ def load(
     out.mkdir(parents=True, exist_ok=True)
     (out / "load.json").write_text(
         json.dumps({**summary, "metrics": steps[-1]["metrics"]}, indent=2, sort_keys=True) + "\n"
+    )
+    write_load_report(
+        out,
+        steps,
+        best,
+        scenario_name=scenario.name,
+        backends=steps[-1]["backends"],
+        ramp=ramp,
+        overrun_limit=OVERRUN_LIMIT,
+        lag_limit_s=LAG_LIMIT_S,
     )
     if as_json:
         json.dump(
@@ -195,21 +208,16 @@ def _print(steps: list[dict[str, Any]], best: float | None, out: Path) -> None:
         "verdict",
     ):
         table.add_column(col, justify="right")
-    for s in steps:
-        m = s["metrics"]
-        fractions = {k: v for k, v in m.items() if k.endswith(".overrun_fraction")}
-        worst = max(fractions.values(), default=0.0)
-        p99 = {k: v for k, v in m.items() if k.startswith("load.ops.") and k.endswith(".p99_ms")}
-        slow = max(p99.items(), key=lambda kv: kv[1], default=("-", 0.0))
+    for r in (step_row(s, None) for s in steps):
         table.add_row(
-            f"x{s['speed']:g}",
-            format_duration_ms(round(s["simulated_s"] * SECOND_MS)),
-            f"{s['wall_seconds']:.1f}s",
-            f"{100 * worst:.2f}%",
-            f"{m.get('load.lag.p99_s', 0.0):.3f}s",
-            f"{slow[1]:.2f}ms ({slow[0].removeprefix('load.ops.').removesuffix('.p99_ms')})",
-            "[green]sustained[/]" if s["sustained"] else "[red]falls behind[/]",
+            f"x{r['speed']:g}",
+            r["simulated"],
+            f"{r['wall_s']:.1f}s",
+            f"{r['overrun_pct']:.2f}%",
+            f"{r['lag_p99_s']:.3f}s",
+            f"{r['slowest_p99_ms']:.2f}ms ({r['slowest']})",
+            "[green]sustained[/]" if r["sustained"] else "[red]falls behind[/]",
         )
     console.print(table)
     verdict = f"x{best:g}" if best else "none"
-    click.echo(f"highest speed sustained: {verdict}; report: {out}/")
+    click.echo(f"highest speed sustained: {verdict}; report: {out / LOAD_HTML}")
