@@ -3,7 +3,12 @@ sees when the database is missing or not sim's to use (README "Design rules" 5).
 
 from __future__ import annotations
 
+import json
+import signal
 import sqlite3
+import subprocess
+import sys
+import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -23,6 +28,7 @@ from sim.backends import (
 from sim.backends.postgres import PostgresStore, redact, start_hint
 from sim.backends.sqlite import SqliteStore
 from tests.backends.sql_support import require_postgres, schemas_like, unique_schema
+from tests.conftest import DATA
 
 T0 = 1_924_992_000_000
 
@@ -214,3 +220,72 @@ async def test_two_runs_never_share_a_schema(pg_schema: str) -> None:
         )
     async with opened(PostgresStore(url, schema=pg_schema)):  # the lock went with the first
         pass
+
+
+# -- Ctrl-C -------------------------------------------------------------------------------------
+def _interrupt_a_run(tmp_path: Path, *backend_args: str) -> dict[str, Any]:
+    """``sim run`` on the given backends, Ctrl-C once it is under way; the manifest."""
+    out = tmp_path / "run"
+    proc = subprocess.Popen(
+        [
+            *(sys.executable, "-m", "sim", "run", str(DATA / "small.toml"), "--out", str(out)),
+            *("-q", "--no-plots", "--save-events", "--set", 'duration="30d"', *backend_args),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    deadline = time.monotonic() + 120
+    while not (out / "events.simlog").exists():  # opened just before the run starts
+        assert time.monotonic() < deadline, "the run never started"
+        time.sleep(0.05)
+    time.sleep(2.0)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err.decode()
+    manifest: dict[str, Any] = json.loads((out / "manifest.json").read_text())
+    assert manifest["partial"] is True
+    return manifest
+
+
+async def test_ctrl_c_leaves_the_sqlite_file_whole_and_sims(tmp_path: Path) -> None:
+    path = tmp_path / "run.sqlite"
+    _interrupt_a_run(tmp_path, "--store", f"sqlite:{path}", "--counter", "fakeredis")
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+        videos = conn.execute("SELECT count(*) FROM bilibili_metadata").fetchone()[0]
+    assert videos >= 5_500, "the catalogue was committed before the run began"
+    message = await refused(SqliteStore(path))
+    assert "holds an earlier run" in message, "still marked as sim's: --reset will take it"
+    async with opened(SqliteStore(path, reset=True)) as store:
+        assert await store.video_aids() == []
+
+
+@pytest.mark.services
+async def test_ctrl_c_leaves_postgres_and_redis_consistent(tmp_path: Path, pg_schema: str) -> None:
+    from tests.backends.redis_support import keys_under, require_redis, unique_prefix
+
+    url, redis_url, prefix = require_postgres(), require_redis(), unique_prefix("ctrlc")
+    args = ("--store", url, "--counter", redis_url)
+    try:
+        _interrupt_a_run(
+            tmp_path,
+            *args,
+            "--set",
+            f'backends.schema="{pg_schema}"',
+            "--set",
+            f'backends.key_prefix="{prefix}"',
+        )
+        active = _sql("SELECT count(*) FROM pg_stat_activity WHERE state = 'idle in transaction'")
+        assert active == [(0,)], "no transaction left open"
+        message = await refused(PostgresStore(url, schema=pg_schema))
+        assert "holds an earlier run" in message
+    finally:
+        import redis
+
+        client = redis.Redis.from_url(redis_url)
+        try:
+            keys = keys_under(client, prefix)
+            if keys:
+                client.delete(*keys)
+        finally:
+            client.close()
