@@ -104,3 +104,15 @@ def test_the_harness_page_tables_come_from_the_metrics() -> None:
         "counter.reserve",
         20.0,
     )
+
+
+def test_a_step_ends_on_time_even_inside_a_long_job(tmp_path: Path) -> None:
+    """At the step's end, a job still running (here the start-up archive dispatch of all 5,500
+    videos, thousands of aiosqlite round trips) stops between two store calls instead of holding
+    the step open until it finishes."""
+    store = f"sqlite:{tmp_path / 'cut.sqlite'}"
+    doc = _load(tmp_path, "--store", store, "--speed", "1", "--set", 'duration="2s"')
+    m = doc["metrics"]
+    assert m["run.partial"] is False
+    assert m["run.simulated_s"] == 2
+    assert 0 < m.get("schedules.created.archive", 0) < 5_500, "the dispatch was cut short"

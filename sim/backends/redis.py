@@ -271,6 +271,9 @@ class RedisWindowCounter:
             raise ValueError(
                 f"reservations probe whole 5-minute windows (first {first_ms}, step {step_ms})"
             )
+        # Cancellation is honoured before the first probe too, so that a job looping over
+        # reservations (a dispatcher on the memory store) stops at the end of a `sim load` step.
+        await trio.lowlevel.checkpoint_if_cancelled()
         if self.reservation == "lua":
             with trio.CancelScope(shield=True):
                 probed, value, kept = await self._t_reserve_lua(first_ms, step_ms, count, cap)

@@ -125,6 +125,10 @@ def bridged(
             return await call()
         with trio.CancelScope(shield=True):
             result = await trio_asyncio.aio_as_trio(call)()
+        # Honour a cancellation between calls (the end of a `sim load` step, a second Ctrl-C):
+        # the call itself ran to its end, so a job stops between two statements, never inside
+        # one. Without a cancellation this does not yield, so virtual runs are unchanged.
+        await trio.lowlevel.checkpoint_if_cancelled()
         return cast("R", result)
 
     functools.update_wrapper(method, fn)  # name and docstring of the port method
