@@ -105,7 +105,7 @@ def load(
     ones. Example:
 
     \b
-        sim load scenarios/baseline.toml --reset --speed 200 \\
+        sim load scenarios/baseline.toml --reset --ramp --speed 10 \\
           --store postgresql://postgres@127.0.0.1:5432/test \\
           --counter redis://127.0.0.1:6379/0
     """
