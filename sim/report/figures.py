@@ -21,12 +21,13 @@ from sim.report.plots import (
     legend,
     seconds_label,
     step_fill,
+    step_line,
     time_axis,
 )
 from sim.report.proxies import proxies_figure
 from sim.report.series import TAKEN_TYPES, TYPES
 from sim.report.store import Table
-from sim.units import DAY_MS, HOUR_MS, WINDOW_MS
+from sim.units import DAY_MS, HOUR_MS, MINUTE_MS, WINDOW_MS
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -81,7 +82,7 @@ def occupancy(tables: dict[str, Table], ctx: PlotContext) -> Figure:
     fig, (top, bottom) = plt.subplots(2, 1, figsize=(12, 7), sharex=True, layout="constrained")
     fig.suptitle(ctx.title("window occupancy per 5-minute window"), fontweight="bold")
     reserved = _stack(w, "reserved_", TYPES, inside)
-    step_fill(top, x, _labelled(reserved))
+    step_fill(top, x, _labelled(reserved), width=WINDOW_MS / DAY_MS)
     peak = w.ints("peak_count")[inside]
     if len(x):
         top.step(
@@ -103,7 +104,7 @@ def occupancy(tables: dict[str, Table], ctx: PlotContext) -> Figure:
     )
     top.set_ylabel("rows per window")
     executed = _stack(w, "executed_", TAKEN_TYPES, inside)
-    step_fill(bottom, x, _labelled(executed))
+    step_fill(bottom, x, _labelled(executed), width=WINDOW_MS / DAY_MS)
     done = np.sum([v for _, v in executed], axis=0)
     limit_line(bottom, ctx.cap, float(np.max(done, initial=0)), f"cap {ctx.cap:,}", "#b00000")
     bottom.set_title(
@@ -232,6 +233,7 @@ def load(tables: dict[str, Table], ctx: PlotContext) -> Figure:
         rate,
         days(minutes),
         [(ty, f"{ty} ({n:,})", c) for ty, n, c in zip(TAKEN_TYPES, totals, counts, strict=True)],
+        width=k * MINUTE_MS / DAY_MS,
     )
     over = f" (mean over {k}-minute bins)" if k > 1 else ""
     rate.set_title(f"snapshots per minute, by type{over}", fontweight="normal")
@@ -252,7 +254,7 @@ def load(tables: dict[str, Table], ctx: PlotContext) -> Figure:
     cx, dense, k = coarsen(bins, dense, "mean")
     for (label, _, colour), y in zip(lines, dense, strict=True):
         if len(y) and (y.any() or label.startswith(("single", "bulk"))):
-            calls.step(days(cx), y, where="post", color=colour, lw=1, label=label)
+            step_line(calls, days(cx), y, k * WINDOW_MS / DAY_MS, color=colour, lw=1, label=label)
     over = f" (mean over {k * 5}-minute bins)" if k > 1 else ""
     calls.set_title(
         f"upstream requests per 5 minutes: first calls and retries{over}", fontweight="normal"
@@ -265,8 +267,9 @@ def load(tables: dict[str, Table], ctx: PlotContext) -> Figure:
         mine = q.texts("queue") == name
         waiting, active = q.ints("waiting_max")[mine], q.ints("active_max")[mine]
         qx, (w, a), k = coarsen(q.ints("minute_start_ms")[mine], [waiting, active], "max")
-        depth.step(days(qx), w, where="post", lw=1, label=f"{name}: waiting")
-        depth.step(days(qx), a, where="post", lw=1, label=f"{name}: active")
+        width = k * MINUTE_MS / DAY_MS
+        step_line(depth, days(qx), w, width, lw=1, label=f"{name}: waiting")
+        step_line(depth, days(qx), a, width, lw=1, label=f"{name}: active")
         high = max(high, int(waiting.max(initial=0)), int(active.max(initial=0)))
     limit_line(depth, ctx.concurrency, high, f"workers ({ctx.concurrency})", "0.3")
     each = f"{k} minutes" if k > 1 else "minute"

@@ -137,12 +137,29 @@ def empty_note(ax: Axes, text: str) -> None:
     ax.text(0.5, 0.5, text, transform=ax.transAxes, ha="center", va="center", color="0.4")
 
 
-def step_fill(ax: Axes, x: npt.NDArray[np.float64], series: list[tuple[str, str, Any]]) -> None:
-    """Stack ``(type, label, values)`` as filled steps (one bin per x, drawn from x to the next),
-    coloured by type."""
+def step_line(
+    ax: Axes, x: npt.NDArray[np.float64], y: npt.ArrayLike, width: float, **kwargs: Any
+) -> None:
+    """A per-bin series as steps, each bin drawn from its start ``x`` over ``width`` (days): the
+    last bin too, which a plain ``step(where="post")`` leaves out (a one-bin run showed nothing)."""
+    values = np.asarray(y, dtype=np.float64)
     if not len(x):
         return
-    width = x[1] - x[0] if len(x) > 1 else 1.0
+    ax.step(np.r_[x, x[-1] + width], np.r_[values, values[-1]], where="post", **kwargs)
+
+
+def step_fill(
+    ax: Axes,
+    x: npt.NDArray[np.float64],
+    series: list[tuple[str, str, Any]],
+    width: float | None = None,
+) -> None:
+    """Stack ``(type, label, values)`` as filled steps (one bin per x, drawn from x over
+    ``width`` days; by default the spacing of x), coloured by type."""
+    if not len(x):
+        return
+    if width is None:
+        width = x[1] - x[0] if len(x) > 1 else 1.0
     edges = np.r_[x, x[-1] + width]
     base = np.zeros(len(x))
     for kind, label, values in series:
