@@ -17,7 +17,7 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sim.report.plots import PNG_METADATA, STYLE
+from sim.report.plots import STYLE, save
 from sim.report.store import write_atomic
 from sim.units import SECOND_MS, format_duration_ms
 
@@ -142,18 +142,6 @@ def queries_figure(rows: list[dict[str, Any]], title: str) -> Figure:
     return fig
 
 
-def _save(fig: Figure, path: Path) -> Path:
-    import io
-
-    import matplotlib.pyplot as plt
-
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", metadata=PNG_METADATA)
-    plt.close(fig)
-    write_atomic(path, buf.getvalue())
-    return path
-
-
 def write_load_report(
     out_dir: Path,
     steps: list[dict[str, Any]],
@@ -178,10 +166,10 @@ def write_load_report(
     queries, jobs = query_rows(last["metrics"]), job_rows(last["metrics"])
     at = f"x{last['speed']:g}"
     with plt.rc_context(STYLE):
-        ramp_png = _save(
+        ramp_png = save(
             ramp_figure(rows, f"{scenario_name}: keeping up, step by step"), out_dir / RAMP_PNG
         )
-        queries_png = _save(
+        queries_png = save(
             queries_figure(queries, f"{scenario_name} at {at}: wall time per query kind"),
             out_dir / QUERIES_PNG,
         )
