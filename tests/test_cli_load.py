@@ -116,3 +116,15 @@ def test_a_step_ends_on_time_even_inside_a_long_job(tmp_path: Path) -> None:
     assert m["run.partial"] is False
     assert m["run.simulated_s"] == 2
     assert 0 < m.get("schedules.created.archive", 0) < 5_500, "the dispatch was cut short"
+
+
+def test_warm_dispatches_every_video_before_the_clock_starts(tmp_path: Path) -> None:
+    """--warm: the first dispatch of the cold catalogue (an archive row for each of the 5,500
+    videos, a normal row for each of the 500 songs) is set-up, untimed; the step times only
+    what runs after it."""
+    store = f"sqlite:{tmp_path / 'warm.sqlite'}"
+    doc = _load(tmp_path, "--store", store, "--speed", "1", "--set", 'duration="2s"', "--warm")
+    m = doc["metrics"]
+    assert (m["schedules.created.archive"], m["schedules.created.normal"]) == (5_500, 500)
+    assert "load.ops.store.insert_schedule.count" not in m, "set-up calls are not timed"
+    assert m["load.ops.store.due_schedules.count"] > 0

@@ -26,6 +26,10 @@ class EngineSection(Section):
 
     elide_idle_ticks: bool = True
     """Skip periodic iterations that provably do nothing (the log is identical either way)."""
+    warm_start: bool = False
+    """Run the archive, regular and milestone dispatchers once during set-up, before the clock
+    starts, so that the run begins in the steady state (every video already has its rows)
+    instead of with the first dispatch of a cold catalogue (``sim load --warm``)."""
 
 
 class Scenario(Section):

@@ -26,7 +26,7 @@ NEVER: Ms = 2**62
 REGULAR_LOCK, ARCHIVE_LOCK = DISPATCHER_LOCKS
 
 
-async def dispatch_milestone_snapshots(ctx: Ctx, job: Job) -> None:
+async def dispatch_milestone_snapshots(ctx: Ctx, job: Job | None = None) -> None:
     """For every video near a milestone: ETA < 144 h -> a milestone row at now + ETA clamped to
     [2 s, 1.2 h]; an existing row is only ever moved earlier (§11.5, §5 step 2)."""
     for aid in await ctx.store.milestone_candidates(ctx.switches.wide_milestone_candidates):
@@ -73,7 +73,7 @@ async def dispatcher_lock(ctx: Ctx, name: str) -> AsyncIterator[bool]:
                 ctx.emit.locked(ctx.now, ctx.engine.log.name(name), code)
 
 
-async def dispatch_regular_snapshots(ctx: Ctx, job: Job) -> None:
+async def dispatch_regular_snapshots(ctx: Ctx, job: Job | None = None) -> None:
     """Songs without an active normal row get one at the interval their last-24-h growth gives
     (§11.6-11.7; seed 000 "间隔计算")."""
     async with dispatcher_lock(ctx, REGULAR_LOCK) as mine:
@@ -98,7 +98,7 @@ async def regular_idle_until(ctx: Ctx, now: Ms) -> Ms:
     return now if await ctx.store.songs_without_active_schedule("normal") else NEVER
 
 
-async def dispatch_archive_snapshots(ctx: Ctx, job: Job) -> None:
+async def dispatch_archive_snapshots(ctx: Ctx, job: Job | None = None) -> None:
     """Songs without an active archive row -> next Saturday; other known videos -> uniformly
     between next Monday and the Monday after (§13b; time zone from the scenario)."""
     async with dispatcher_lock(ctx, ARCHIVE_LOCK) as mine:
