@@ -87,29 +87,38 @@ def job_rows(metrics: dict[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
-def ramp_figure(rows: list[dict[str, Any]], title: str) -> Figure:
-    """Worst tick overrun and lag p99 against speed, each step coloured by its verdict."""
+def ramp_figure(
+    rows: list[dict[str, Any]], title: str, limits: tuple[float, float] | None = None
+) -> Figure:
+    """Worst tick overrun and lag p99 against speed, each step coloured by its verdict; the
+    verdict's ``limits`` (overrun %, lag s) as dashed lines."""
     import matplotlib.pyplot as plt
 
     fig, (top, bottom) = plt.subplots(2, 1, figsize=(8, 5.2), sharex=True)
     speeds = [r["speed"] for r in rows]
     colours = [SUSTAINED if r["sustained"] else BEHIND for r in rows]
-    for ax, key, label in (
-        (top, "overrun_pct", "worst tick overrun (% of runs)"),
-        (bottom, "lag_p99_s", "lag behind schedule, p99 (s)"),
+    for i, (ax, key, label) in enumerate(
+        (
+            (top, "overrun_pct", "worst tick overrun (% of runs)"),
+            (bottom, "lag_p99_s", "lag behind schedule, p99 (s)"),
+        )
     ):
         values = [r[key] for r in rows]
         ax.plot(speeds, values, color="#888888", lw=1, zorder=1)
         ax.scatter(speeds, values, c=colours, s=36, zorder=2)
         ax.set_ylabel(label)
-        ax.set_ylim(bottom=0, top=max(max(values, default=0.0) * 1.25, 1e-3))
+        top_y = max(values, default=0.0)
+        if limits is not None:
+            ax.axhline(limits[i], color=BEHIND, ls="--", lw=1, alpha=0.6, label="limit")
+            top_y = max(top_y, limits[i])
+        ax.set_ylim(bottom=0, top=max(top_y * 1.25, 1e-3))
     bottom.set_xscale("log", base=2)
     bottom.set_xticks(speeds, [f"x{s:g}" for s in speeds])
     bottom.minorticks_off()
     bottom.set_xlabel("speed (times production)")
     top.scatter([], [], c=SUSTAINED, label="sustained")
     top.scatter([], [], c=BEHIND, label="falls behind")
-    top.legend(loc="upper left", ncols=2, frameon=False)
+    top.legend(loc="upper left", ncols=3, frameon=False)
     top.set_title(title)
     fig.tight_layout()
     return fig
@@ -167,7 +176,12 @@ def write_load_report(
     at = f"x{last['speed']:g}"
     with plt.rc_context(STYLE):
         ramp_png = save(
-            ramp_figure(rows, f"{scenario_name}: keeping up, step by step"), out_dir / RAMP_PNG
+            ramp_figure(
+                rows,
+                f"{scenario_name}: keeping up, step by step",
+                (100 * overrun_limit, lag_limit_s),
+            ),
+            out_dir / RAMP_PNG,
         )
         queries_png = save(
             queries_figure(queries, f"{scenario_name} at {at}: wall time per query kind"),
