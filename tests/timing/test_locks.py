@@ -94,3 +94,20 @@ def test_without_locks_both_deployments_dispatch_every_song(profile: str) -> Non
     assert _by_second_deployment(run)[:3] == SONGS
     assert _locked(run) == []
     assert held == [(10 * SECOND_MS, False), (200 * SECOND_MS, False)]
+
+
+@pytest.mark.parametrize("profile", [DESIGN, CVSA])
+def test_locks_metrics_count_the_lock_events(profile: str) -> None:
+    from sim.metrics.cvsa import ScheduleCounts
+    from tests.metrics.loglib import reduce_recorded
+
+    run, _ = _run(profile)
+    m = reduce_recorded([ScheduleCounts()], run.recorder)
+    locked = {k: v for k, v in m.items() if k.startswith("locks.")}
+    if profile == DESIGN:
+        assert locked == {"locks.dispatchRegularSnapshots.busy": 2}
+    else:
+        assert locked == {
+            "locks.dispatchRegularSnapshots.busy": 1,
+            "locks.dispatchRegularSnapshots.released_other": 1,
+        }
