@@ -102,6 +102,14 @@ class SqliteStore(SqlStore):
         await self._lifecycle(self._aio_drop)
 
     async def _aio_open(self) -> None:
+        # A file that cannot be opened, or is no database, fails here, in this thread: aiosqlite's
+        # worker thread would report a failed connect to the event loop after stopping, possibly
+        # once the loop has closed (an exception in a stray thread instead of a clear message).
+        probe = sqlite3.connect(self.path)
+        try:
+            probe.execute("PRAGMA schema_version")
+        finally:
+            probe.close()
         # isolation_level=None: autocommit; transactions are explicit (BEGIN IMMEDIATE).
         if self.needs_asyncio:
             self._lock = asyncio.Lock()
