@@ -61,8 +61,10 @@ def start_hint(url: str) -> str:
     )
 
 
-def _pg(statement: str) -> str:
-    """A ``?``-placeholder statement in psycopg's ``%s`` style (``%`` is its escape)."""
+def to_format_style(statement: str) -> str:
+    """A statement in sqlite3's "qmark" parameter style rewritten in psycopg's "format" style:
+    each qmark placeholder becomes ``%s``, and a literal ``%`` (the modulo operator) is doubled,
+    as psycopg requires. The shared queries hold no literal question marks."""
     return statement.replace("%", "%%").replace("?", "%s")
 
 
@@ -273,7 +275,7 @@ class PostgresStore(SqlStore):
     def _text(self, statement: str) -> bytes:
         text = self._statements.get(statement)
         if text is None:
-            text = self._statements[statement] = _pg(statement).encode()
+            text = self._statements[statement] = to_format_style(statement).encode()
         return text
 
     async def _all(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:

@@ -52,6 +52,7 @@ import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, cast
+from urllib.parse import urlsplit
 
 import fakeredis
 import redis.asyncio as aioredis
@@ -80,8 +81,6 @@ LOCK_KEY = "cvsa:lock:"
 
 def start_hint(url: str) -> str:
     """How to start a Redis server where ``url`` points (its port)."""
-    from urllib.parse import urlsplit
-
     try:
         port = urlsplit(url).port or 6379
     except ValueError:

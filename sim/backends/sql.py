@@ -3,7 +3,8 @@
 :class:`SqlStore` holds every query of the two store ports (:mod:`sim.ports`); the dialect
 adapters (:mod:`sim.backends.sqlite`, :mod:`sim.backends.postgres`) supply the connection, four
 primitives (fetch rows, run, run many, a transaction) and the few spellings that differ. Queries
-are written with ``?`` placeholders; the PostgreSQL adapter rewrites them for psycopg.
+use sqlite3's "qmark" parameter style; the PostgreSQL adapter rewrites them into psycopg's
+"format" style (:func:`sim.backends.postgres.to_format_style`).
 
 Tables follow the deployed schema (reference §2.1-§2.6), reduced to the columns the scheduler
 reads, with two deliberate changes, both so that every backend returns the same values:
@@ -24,6 +25,7 @@ a cancelled run never leaves a transaction half done (same rule as :mod:`sim.bac
 
 from __future__ import annotations
 
+import abc
 import contextlib
 import functools
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
@@ -148,7 +150,7 @@ def _ceil_window(t_ms: Ms) -> Ms:
     return -(-t_ms // WINDOW_MS) * WINDOW_MS
 
 
-class SqlStore:
+class SqlStore(abc.ABC):
     """:class:`sim.ports.ScheduleStore` and :class:`sim.ports.SnapshotStore` in SQL.
 
     A dialect subclass implements :meth:`_all`, :meth:`_run`, :meth:`_many` and :meth:`_tx`
@@ -164,20 +166,21 @@ class SqlStore:
     database for the whole write transaction instead)."""
 
     # -- dialect primitives (asyncio side) ------------------------------------------------------
+    @abc.abstractmethod
     async def _all(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
-        raise NotImplementedError
+        """Execute; return every row of the result."""
 
+    @abc.abstractmethod
     async def _run(self, sql: str, params: Sequence[Any] = ()) -> int:
         """Execute; return the number of rows changed."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     async def _many(self, sql: str, rows: Sequence[Sequence[Any]]) -> int:
         """Execute once per row; return the number of rows changed in all."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def _tx(self) -> AbstractAsyncContextManager[None]:
         """A write transaction: commit on success, roll back on error."""
-        raise NotImplementedError
 
     def _session(self) -> AbstractAsyncContextManager[Any]:
         """What one port call holds for all its statements: a pooled connection, or a lock on

@@ -11,21 +11,6 @@ import click
 
 from sim.cli import EXIT_THRESHOLD, EXIT_USAGE
 
-
-def _show(value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return str(value).lower()
-    if isinstance(value, int):
-        return f"{value:,}"
-    if isinstance(value, float):
-        return f"{value:,.6g}"
-    if isinstance(value, str):
-        return value
-    return json.dumps(value, sort_keys=True)[:40]
-
-
 _STYLE = {"worse": "bold red", "better": "green", "changed": "yellow", "added": "cyan"}
 
 
@@ -99,6 +84,8 @@ def _print(result: Any, show_all: bool) -> None:
     from rich.console import Console
     from rich.table import Table
 
+    from sim.report.compare import metric_cell
+
     console = Console()
     if not console.is_terminal:  # a log or a pipe: keep metric names whole
         console = Console(width=160)
@@ -111,7 +98,7 @@ def _print(result: Any, show_all: bool) -> None:
         delta = "" if r.delta is None else f"{r.delta:+,.6g}"
         style = _STYLE.get(r.change, "")
         change = f"[{style}]{r.change}[/]" if style else r.change
-        table.add_row(r.metric, _show(r.a), _show(r.b), delta, pct, change)
+        table.add_row(r.metric, metric_cell(r.a), metric_cell(r.b), delta, pct, change)
     console.print(table)
     same = len(result.rows) - len(result.changed())
     click.echo(f"{len(result.rows)} metrics: {len(result.changed())} differ, {same} the same")

@@ -435,13 +435,9 @@ def _show_constant(name: str, value: int | float | tuple[int, ...]) -> str:
 
 def main(argv: list[str]) -> int:
     """Write :func:`render_markdown` to ``argv[0]``, or print it."""
-    text = render_markdown()
-    if argv:
-        with open(argv[0], "w", encoding="utf-8") as fh:
-            fh.write(text)
-    else:
-        sys.stdout.write(text)
-    return 0
+    from sim.docgen import write_or_print
+
+    return write_or_print(render_markdown(), argv)
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ both runs (those in one run only are listed, not judged) and fails when it match
 from __future__ import annotations
 
 import fnmatch
+import json
 import math
 import re
 from dataclasses import asdict, dataclass, field
@@ -189,7 +190,9 @@ def check(tol: Tolerance, a: dict[str, Any], b: dict[str, Any]) -> list[Verdict]
     return out
 
 
-def _cell(value: Any) -> str:
+def metric_cell(value: Any) -> str:
+    """A metric value in a comparison table (the terminal's and the saved one): blank when
+    absent, numbers grouped, lists and tables as JSON cut to 40 characters."""
     if value is None:
         return ""
     if isinstance(value, bool):
@@ -198,7 +201,9 @@ def _cell(value: Any) -> str:
         return f"{value:,}"
     if isinstance(value, float):
         return f"{value:,.6g}"
-    return str(value)[:40]
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, sort_keys=True)[:40]
 
 
 def _show(x: float) -> str:
@@ -237,7 +242,7 @@ class Comparison:
         for r in rows:
             pct = "" if r.pct is None else f"{r.pct:+,.2f}%"
             delta = "" if r.delta is None else f"{r.delta:+,.6g}"
-            cells.append((r.metric, _cell(r.a), _cell(r.b), delta, pct, r.change))
+            cells.append((r.metric, metric_cell(r.a), metric_cell(r.b), delta, pct, r.change))
         widths = [max(len(c[i]) for c in cells) for i in range(6)]
         lines = [
             "  ".join(

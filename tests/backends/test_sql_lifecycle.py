@@ -223,6 +223,20 @@ async def test_two_runs_never_share_a_schema(pg_schema: str) -> None:
 
 
 # -- Ctrl-C -------------------------------------------------------------------------------------
+def _schedules_in_the_log(out: Path) -> int:
+    """Schedule rows the saved log says exist: created minus deleted by cleanup. Each port call
+    is one transaction and the first Ctrl-C stops between events, so the database must agree."""
+    from sim.events import read_events
+    from sim.events.cvsa_kinds import ScheduleCreated, ScheduleDeleted
+
+    counts = {ScheduleCreated: 0, ScheduleDeleted: 0}
+    for record in read_events(out / "events.simlog"):
+        if type(record) in counts:
+            counts[type(record)] += 1
+    assert counts[ScheduleCreated] > 0, "interrupted after the run had scheduled something"
+    return counts[ScheduleCreated] - counts[ScheduleDeleted]
+
+
 def _interrupt_a_run(tmp_path: Path, *backend_args: str) -> dict[str, Any]:
     """``sim run`` on the given backends, Ctrl-C once it is under way; the manifest."""
     out = tmp_path / "run"
@@ -253,7 +267,9 @@ async def test_ctrl_c_leaves_the_sqlite_file_whole_and_sims(tmp_path: Path) -> N
     with sqlite3.connect(path) as conn:
         assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
         videos = conn.execute("SELECT count(*) FROM bilibili_metadata").fetchone()[0]
+        rows = conn.execute("SELECT count(*) FROM snapshot_schedule").fetchone()[0]
     assert videos >= 5_500, "the catalogue was committed before the run began"
+    assert rows == _schedules_in_the_log(tmp_path / "run"), "the database agrees with the log"
     message = await refused(SqliteStore(path))
     assert "holds an earlier run" in message, "still marked as sim's: --reset will take it"
     async with opened(SqliteStore(path, reset=True)) as store:
@@ -277,6 +293,8 @@ async def test_ctrl_c_leaves_postgres_and_redis_consistent(tmp_path: Path, pg_sc
         )
         active = _sql("SELECT count(*) FROM pg_stat_activity WHERE state = 'idle in transaction'")
         assert active == [(0,)], "no transaction left open"
+        rows = _sql(f'SELECT count(*) FROM "{pg_schema}".snapshot_schedule')
+        assert rows == [(_schedules_in_the_log(tmp_path / "run"),)], "database agrees with log"
         message = await refused(PostgresStore(url, schema=pg_schema))
         assert "holds an earlier run" in message
     finally:
