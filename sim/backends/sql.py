@@ -107,8 +107,8 @@ CREATE TABLE IF NOT EXISTS sim_owner (marker TEXT PRIMARY KEY);
 """The tables (reference §2), as ``;``-separated statements; the dialect fills in the types."""
 
 _SCHEDULE_COLUMNS = "id, aid, type, status, started_at, created_at"
-_ACTIVE = "('pending', 'processing')"
-assert tuple(_ACTIVE.strip("()").replace("'", "").split(", ")) == ACTIVE_STATUSES
+_ACTIVE = "(" + ", ".join(f"'{status}'" for status in ACTIVE_STATUSES) + ")"
+"""``('pending', 'processing')``: the statuses of an active row, as an SQL list."""
 
 
 def bridged(

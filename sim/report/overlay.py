@@ -87,24 +87,16 @@ def overlay_figure(runs: list[tuple[str, dict[str, Table], PlotContext]]) -> Fig
         middle = np.clip(lt.ints("hour_start_ms")[every] + HOUR_MS // 2, ctx.start_ms, ctx.end_ms)
         hx = (middle - ctx.start_ms) / HOUR_MS
         longest = max(longest, (ctx.end_ms - ctx.start_ms) / HOUR_MS)
-        late.plot(
-            hx,
-            lt.floats("p99_s")[every],
-            "-",
-            marker="o",
-            ms=3,
-            color=colour,
-            label=f"{label}: p99",
-        )
-        late.plot(
-            hx,
-            lt.floats("p50_s")[every],
-            "--",
-            marker=".",
-            ms=3,
-            color=colour,
-            label=f"{label}: p50",
-        )
+        for q, style, marker in (("p99", "-", "o"), ("p50", "--", ".")):
+            late.plot(
+                hx,
+                lt.floats(f"{q}_s")[every],
+                style,
+                marker=marker,
+                ms=3,
+                color=colour,
+                label=f"{label}: {q}",
+            )
     occ.set_ylim(0, top * 1.15 if top else 1)
     occ.set_title(
         "reserved rows per 5-min window (all types), with each run's cap", fontweight="normal"
