@@ -62,39 +62,39 @@ TABLES = (
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS bilibili_metadata (
-    aid {bigint} PRIMARY KEY,
-    published_at {bigint} NOT NULL,
+    aid BIGINT PRIMARY KEY,
+    published_at BIGINT NOT NULL,
     status INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS songs (
-    aid {bigint} PRIMARY KEY,
-    published_at {bigint} NOT NULL
+    aid BIGINT PRIMARY KEY,
+    published_at BIGINT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS video_snapshot (
-    aid {bigint} NOT NULL,
-    created_at {bigint} NOT NULL,
-    views {bigint} NOT NULL,
+    aid BIGINT NOT NULL,
+    created_at BIGINT NOT NULL,
+    views BIGINT NOT NULL,
     PRIMARY KEY (aid, created_at)
 );
 CREATE TABLE IF NOT EXISTS latest_video_snapshot (
-    aid {bigint} PRIMARY KEY,
-    created_at {bigint} NOT NULL,
-    views {bigint} NOT NULL
+    aid BIGINT PRIMARY KEY,
+    created_at BIGINT NOT NULL,
+    views BIGINT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS eta (
-    aid {bigint} PRIMARY KEY,
+    aid BIGINT PRIMARY KEY,
     eta {real} NOT NULL,
     speed {real} NOT NULL,
-    current_views {bigint} NOT NULL,
-    updated_at {bigint} NOT NULL
+    current_views BIGINT NOT NULL,
+    updated_at BIGINT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS snapshot_schedule (
     id {id_column},
-    aid {bigint} NOT NULL,
+    aid BIGINT NOT NULL,
     type TEXT NOT NULL,
     status TEXT NOT NULL DEFAULT 'pending',
-    started_at {bigint} NOT NULL,
-    created_at {bigint} NOT NULL
+    started_at BIGINT NOT NULL,
+    created_at BIGINT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS snapshot_schedule_aid_status_type
     ON snapshot_schedule (aid, status, type);
@@ -104,7 +104,8 @@ CREATE INDEX IF NOT EXISTS snapshot_schedule_status_started
     ON snapshot_schedule (status, started_at);
 CREATE TABLE IF NOT EXISTS sim_owner (marker TEXT PRIMARY KEY);
 """
-"""The tables (reference §2), as ``;``-separated statements; the dialect fills in the types."""
+"""The tables (reference §2), as ``;``-separated statements; the dialect fills in the
+floating-point type and the id column."""
 
 _SCHEDULE_COLUMNS = "id, aid, type, status, started_at, created_at"
 _ACTIVE = "(" + ", ".join(f"'{status}'" for status in ACTIVE_STATUSES) + ")"
@@ -158,7 +159,6 @@ class SqlStore(abc.ABC):
     """
 
     needs_asyncio = True
-    BIGINT = "BIGINT"
     REAL = "REAL"
     ID_COLUMN = "INTEGER PRIMARY KEY AUTOINCREMENT"
     FOR_UPDATE = ""
@@ -189,7 +189,7 @@ class SqlStore(abc.ABC):
         return contextlib.nullcontext()
 
     def schema_statements(self) -> list[str]:
-        ddl = SCHEMA.format(bigint=self.BIGINT, real=self.REAL, id_column=self.ID_COLUMN)
+        ddl = SCHEMA.format(real=self.REAL, id_column=self.ID_COLUMN)
         return [s.strip() for s in ddl.split(";") if s.strip()]
 
     async def _one(self, sql: str, params: Sequence[Any] = ()) -> Row | None:
