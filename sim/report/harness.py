@@ -30,17 +30,23 @@ QUERIES_PNG = "harness_queries.png"
 SUSTAINED, BEHIND = "#1a7f37", "#c00000"
 
 
+def worst_overrun(metrics: dict[str, Any]) -> float | None:
+    """The largest ``load.jobs.*.overrun_fraction`` of a step, or None when no periodic job
+    was timed (then the step proves nothing)."""
+    fractions = [v for k, v in metrics.items() if k.endswith(".overrun_fraction")]
+    return max(fractions) if fractions else None
+
+
 def step_row(step: dict[str, Any], link: str | None) -> dict[str, Any]:
     """One line of the steps table (the same columns as the terminal's)."""
     m = step["metrics"]
-    fractions = [v for k, v in m.items() if k.endswith(".overrun_fraction")]
     p99 = {k: v for k, v in m.items() if k.startswith("load.ops.") and k.endswith(".p99_ms")}
     slow = max(p99.items(), key=lambda kv: kv[1], default=("-", 0.0))
     return {
         "speed": step["speed"],
         "simulated": format_duration_ms(round(step["simulated_s"] * SECOND_MS)),
         "wall_s": step["wall_seconds"],
-        "overrun_pct": 100 * max(fractions, default=0.0),
+        "overrun_pct": 100 * (worst_overrun(m) or 0.0),
         "lag_p99_s": m.get("load.lag.p99_s", 0.0),
         "slowest": slow[0].removeprefix("load.ops.").removesuffix(".p99_ms"),
         "slowest_p99_ms": slow[1],
