@@ -63,11 +63,16 @@ def design(
 
 
 class Recording(dict[int, int]):
-    """A counter that remembers the order in which windows were written (HINCRBY targets)."""
+    """A counter that remembers the order in which windows were probed (read) and written."""
 
     def __init__(self, *args: dict[int, int]) -> None:
         super().__init__(*args)
+        self.probes: list[int] = []
         self.writes: list[int] = []
+
+    def get(self, key: int, default: int | None = None) -> int | None:  # type: ignore[override]
+        self.probes.append(key)
+        return super().get(key, default)
 
     def __setitem__(self, key: int, value: int) -> None:
         self.writes.append(key)
@@ -82,11 +87,12 @@ def test_step_by_step_protocol() -> None:
     assert stop.value.value == Adjusted(W0 + W + 150_000, W0 + W, 2, "forward")
 
 
-def test_a_reserve_probes_each_window_with_hincrby_and_undo() -> None:
+def test_a_reserve_probes_each_window_and_keeps_only_the_first_with_room() -> None:
     counter = Recording({W0: 1, W0 + W: 2})
     got = reserve_in(counter, Reserve(W0, W, 5, 1))
-    assert got == Reserved(W0 + 2 * W, 1, 3)
-    assert counter.writes == [W0, W0 + W, W0 + 2 * W]  # +1 and undo leave the value
+    assert got == Reserved(W0 + 2 * W, 1, 3)  # three probes: two full windows, then room
+    assert counter.probes == [W0, W0 + W, W0 + 2 * W]
+    assert counter.writes == [W0 + 2 * W]  # a full window's +1 and undo leave it as it was
     assert counter == {W0: 1, W0 + W: 2, W0 + 2 * W: 1}
     assert reserve_in(counter, Reserve(W0, -W, 2, 0)) == Reserved(None, -1, 2)
     assert counter[W0 - W] == 0  # a probed absent field is left at 0 (§19.3)
@@ -146,7 +152,8 @@ def test_everything_full_leaves_the_hash_unchanged_after_4032_plus_6_windows() -
     result = run_against(deployed(W0 + 1, now=W0, rng=Draws()), counter)
     assert result == Adjusted(W0 + 1, None, 4032 + 6, "exhausted")
     assert counter == before
-    assert counter.writes == [W0 + i * W for i in range(4032)] + [W0 - i * W for i in range(6)]
+    assert counter.probes == [W0 + i * W for i in range(4032)] + [W0 - i * W for i in range(6)]
+    assert counter.writes == []  # every +1 was undone
 
 
 def test_design_fallback_jitters_and_never_goes_before_now() -> None:
@@ -246,7 +253,7 @@ def test_adjust_properties(
         ),
         counter,
     )
-    assert result.probes == len(counter.writes)  # one probe = one window written
+    assert result.probes == len(counter.probes)  # one probe = one window read
     reserved = result.reserved_window_ms
 
     # The counter is back where it was, except +1 on the one reserved window.

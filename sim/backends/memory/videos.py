@@ -19,9 +19,12 @@ from sim.units import Ms
 IS_VIDEO, IS_SONG, HAS_ETA = 1, 2, 4
 
 
-def last_at_or_before(snaps: array[int], t_ms: Ms) -> int:
-    """Index (in snapshots, not array slots) of the last snapshot with time <= t, or -1."""
-    lo, hi = 0, len(snaps) >> 1
+def last_at_or_before(snaps: array[int], t_ms: Ms, hi: int | None = None) -> int:
+    """Index (in snapshots, not array slots) of the last snapshot with time <= t, or -1; only
+    snapshots before index ``hi`` (default: all) are searched."""
+    lo = 0
+    if hi is None:
+        hi = len(snaps) >> 1
     while lo < hi:
         mid = (lo + hi) >> 1
         if snaps[mid << 1] <= t_ms:
@@ -29,6 +32,12 @@ def last_at_or_before(snaps: array[int], t_ms: Ms) -> int:
         else:
             hi = mid
     return lo - 1
+
+
+WALK_STEPS = 4
+"""Snapshots walked back one by one before a binary search takes over: most lookback targets
+are a step or two from the previous one, but a video snapshotted every few minutes while it
+nears a milestone has hundreds of rows in the 72-hour lookback."""
 
 
 class VideoTables:
@@ -183,14 +192,20 @@ class VideoTables:
         snaps = self._snapshots(aid)
         if snaps is None:
             return [None] * len(times_ms)
-        # One backward walk serves every target (a handful, mostly near the end of a short list).
+        # One backward walk serves every target (a handful, mostly near the end of the list),
+        # latest target first; a reverse sort is stable, so equal targets keep their order.
         out: list[Snapshot | None] = [None] * len(times_ms)
         last = (len(snaps) >> 1) - 1
         j = last
-        for k in sorted(range(len(times_ms)), key=lambda k: -times_ms[k]):
+        for k in sorted(range(len(times_ms)), key=times_ms.__getitem__, reverse=True):
             t = times_ms[k]
+            steps = WALK_STEPS
             while j >= 0 and snaps[2 * j] > t:
+                if not steps:
+                    j = last_at_or_before(snaps, t, j)
+                    break
                 j -= 1
+                steps -= 1
             if j < 0:
                 i = 0
             elif snaps[2 * j] == t or j == last:
