@@ -9,6 +9,7 @@ its eta or its song flag change.
 
 from __future__ import annotations
 
+import math
 from array import array
 from collections.abc import Sequence
 
@@ -56,6 +57,11 @@ class VideoTables:
         self._snaps: list[array[int] | None] = []
         self._candidates: set[int] = set()
         self._candidates_wide: set[int] = set()
+        self._lookbacks: dict[
+            int, tuple[int, list[tuple[float, float]], list[Snapshot | None]]
+        ] = {}
+        """aid -> the last multi-target closest_snapshots answer: (array length, for each target
+        the range of 2 * target it holds for, the answer); dropped when a snapshot is added."""
 
     def _slot_of(self, aid: int) -> int:
         s = self._slot.get(aid)
@@ -155,6 +161,7 @@ class VideoTables:
     # -- snapshots ----------------------------------------------------------------------------
     async def insert_snapshot(self, aid: int, t_ms: Ms, views: int) -> bool:
         s = self._slot_of(aid)
+        self._lookbacks.pop(aid, None)
         snaps = self._snaps[s]
         if snaps is None:
             self._snaps[s] = array("q", (t_ms, views))
@@ -192,9 +199,19 @@ class VideoTables:
         snaps = self._snapshots(aid)
         if snaps is None:
             return [None] * len(times_ms)
+        memo = self._lookbacks.get(aid)
+        if memo is not None and memo[0] == len(snaps) and len(memo[1]) == len(times_ms):
+            # The milestone dispatcher asks again five minutes later: while no snapshot was
+            # added, each answer holds as long as its target stays between the same midpoints.
+            for (lo2, hi2), t in zip(memo[1], times_ms, strict=True):
+                if not lo2 < 2 * t <= hi2:
+                    break
+            else:
+                return list(memo[2])
         # One backward walk serves every target (a handful, mostly near the end of the list),
         # latest target first; a reverse sort is stable, so equal targets keep their order.
         out: list[Snapshot | None] = [None] * len(times_ms)
+        bounds: list[tuple[float, float]] = [(0.0, 0.0)] * len(times_ms)
         last = (len(snaps) >> 1) - 1
         j = last
         for k in sorted(range(len(times_ms)), key=times_ms.__getitem__, reverse=True):
@@ -213,7 +230,15 @@ class VideoTables:
             else:  # a tie goes to the earlier row (§19.7)
                 i = j if t - snaps[2 * j] <= snaps[2 * j + 2] - t else j + 1
             out[k] = Snapshot(snaps[2 * i], snaps[2 * i + 1])
-        return out
+            # Row i is the answer for every target t with lo2 < 2t <= hi2 (twice the midpoints
+            # to its neighbours: exact integers, and a tie goes to the earlier row).
+            bounds[k] = (
+                snaps[2 * i - 2] + snaps[2 * i] if i > 0 else -math.inf,
+                snaps[2 * i] + snaps[2 * i + 2] if i < last else math.inf,
+            )
+        if len(times_ms) > 1:
+            self._lookbacks[aid] = (len(snaps), bounds, out)
+        return list(out)
 
     # -- eta and milestone candidates ---------------------------------------------------------
     async def upsert_eta(self, row: EtaRow) -> None:
