@@ -3,6 +3,7 @@
     python bench/scheduler.py                    # baseline (200k videos, 7 days)
     python bench/scheduler.py --full-scale       # also full-scale (2M videos, 30 days): long
     python bench/scheduler.py SCENARIO [...]     # any scenario files
+    python bench/scheduler.py --by-day ...       # also the wall time of every simulated day
 
 Each scenario runs in its own process, so that peak memory (max RSS) is that run's alone.
 Budgets (issue 4): baseline under 60 s; full-scale must complete, with the goal of 30 days in
@@ -19,58 +20,95 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 
 CHILD = """
-import json, resource, sys
+import json, resource, sys, time
 from sim.runner import run_scenario
 from sim.scenario import load_scenario
 from sim.scheduler import build_cvsa_model
-r = run_scenario(load_scenario(sys.argv[1]), build_cvsa_model)
+sc = load_scenario(sys.argv[1])
+t0, done = time.perf_counter(), [0]
+def by_day(t_ms):  # the engine's progress observer: every few thousand events
+    day = (t_ms - sc.start_ms) // 86_400_000
+    if day > done[0]:
+        done[0] = day
+        wall = time.perf_counter() - t0  # since the process began: set-up included
+        print(f"  {sc.name} day {day}: {wall:.1f} s", file=sys.stderr, flush=True)
+r = run_scenario(sc, build_cvsa_model, observer=by_day if len(sys.argv) > 2 else None)
 m = r.manifest
 print(json.dumps({
     "wall_s": m["wall_seconds"], "simulated_s": m["simulated_seconds"],
     "ratio": m["compression_ratio"], "events": m["events"],
     "snapshots": r.metrics.get("snapshots.total", 0),
+    "sha": m["event_log_sha256"][:12],
     "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
 }))
 """
 
 
-def run(path: Path) -> dict[str, float]:
+def run(path: Path, by_day: bool) -> dict[str, Any]:
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
         out = subprocess.run(
-            [sys.executable, "-c", CHILD, str(path)],
+            [sys.executable, "-c", CHILD, str(path), *(["by-day"] if by_day else [])],
             cwd=tmp,
             check=True,
-            capture_output=True,
+            stdout=subprocess.PIPE,  # stderr passes through: --by-day lines, and any error
             text=True,
         )
-    result: dict[str, float] = json.loads(out.stdout.strip().splitlines()[-1])
+    result: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
     result["process_s"] = time.perf_counter() - t0
     return result
+
+
+def machine_speed() -> float:
+    """Millions of dict increments per wall second in a fixed pure-Python loop: the machine's
+    speed right now. This VM drifts by 20-30 % within an hour, so a result is only comparable
+    with another measured at a similar speed (docs/performance.md)."""
+    best = 0.0
+    for _ in range(3):
+        counts: dict[int, int] = {}
+        t0 = time.perf_counter()
+        for i in range(1_000_000):
+            k = i & 1023
+            counts[k] = counts.get(k, 0) + 1
+        best = max(best, 1.0 / (time.perf_counter() - t0))
+    return best
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("scenarios", nargs="*", type=Path, help="scenario files")
     parser.add_argument("--full-scale", action="store_true", help="also run full-scale")
+    parser.add_argument(
+        "--by-day", action="store_true", help="print the wall time at each simulated day"
+    )
     args = parser.parse_args()
-    paths = args.scenarios or [ROOT / "scenarios" / "baseline.toml"]
+    # Resolved here: each child runs in its own temporary directory.
+    paths = [p.resolve() for p in args.scenarios] or [ROOT / "scenarios" / "baseline.toml"]
     if args.full_scale:
         paths.append(ROOT / "scenarios" / "full-scale.toml")
     print(
+        f"machine speed: {machine_speed():.2f} M dict increments/s (compare runs at similar speeds)"
+    )
+    print(
         f"{'scenario':<16} {'simulated':>10} {'run wall':>9} {'process':>8} {'ratio':>9} "
-        f"{'events':>11} {'snapshots':>10} {'snaps/s':>8} {'peak MB':>8}"
+        f"{'events':>11} {'snapshots':>10} {'snaps/s':>8} {'peak MB':>8}  event log",
+        flush=True,
     )
     for path in paths:
-        r = run(path)
+        try:
+            r = run(path, args.by_day)
+        except subprocess.CalledProcessError:  # the child printed its error to stderr
+            sys.exit(f"bench: {path.stem} failed (its error is above)")
         print(
             f"{path.stem:<16} {r['simulated_s'] / 86400:>9.1f}d {r['wall_s']:>8.1f}s "
             f"{r['process_s']:>7.1f}s {r['ratio']:>9,.0f} {r['events']:>11,} "
-            f"{r['snapshots']:>10,} {r['snapshots'] / r['wall_s']:>8,.0f} {r['peak_mb']:>8,.0f}",
+            f"{r['snapshots']:>10,} {r['snapshots'] / r['wall_s']:>8,.0f} {r['peak_mb']:>8,.0f}"
+            f"  {r['sha']}",
             flush=True,
         )
     print(f"(this process: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB)")
