@@ -35,7 +35,7 @@ def by_day(t_ms):  # the engine's progress observer: every few thousand events
     day = (t_ms - sc.start_ms) // 86_400_000
     if day > done[0]:
         done[0] = day
-        wall = time.perf_counter() - t0  # since the process began: set-up included
+        wall = time.perf_counter() - t0  # world build and catalogue load included
         print(f"  {sc.name} day {day}: {wall:.1f} s", file=sys.stderr, flush=True)
 r = run_scenario(sc, build_cvsa_model, observer=by_day if len(sys.argv) > 2 else None)
 m = r.manifest

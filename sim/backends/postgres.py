@@ -63,8 +63,8 @@ def start_hint(url: str) -> str:
 
 def to_format_style(statement: str) -> str:
     """A statement in sqlite3's "qmark" parameter style rewritten in psycopg's "format" style:
-    each qmark placeholder becomes ``%s``, and a literal ``%`` (the modulo operator) is doubled,
-    as psycopg requires. The shared queries hold no literal question marks."""
+    each ``?`` parameter marker becomes ``%s``, and a literal ``%`` (the modulo operator) is
+    doubled, as psycopg requires. The shared queries hold no literal question marks."""
     return statement.replace("%", "%%").replace("?", "%s")
 
 

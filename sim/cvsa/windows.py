@@ -167,7 +167,7 @@ def reserve_in(counter: MutableMapping[Ms, int], effect: Reserve) -> Reserved:
             if cap > 0:
                 counter[w] = 1
                 return Reserved(w, 1, i + 1)
-            counter[w] = value = 0  # the +1 and its undo leave the probed field at 0
+            counter[w] = 0  # the +1 and its undo leave the probed field at 0
         elif value < cap:
             counter[w] = value + 1
             return Reserved(w, value + 1, i + 1)

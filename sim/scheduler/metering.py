@@ -104,7 +104,8 @@ class Metered:
         if kind is None:  # reserve: the deployed loop's HINCRBYs, known from the answer
 
             async def reserve(*args: Any, **kwargs: Any) -> Any:
-                got: Reserved = await (slow if port.delay_ms else fn)(*args, **kwargs)
+                delayed = port.delay_ms and engine.current is not None
+                got: Reserved = await (slow if delayed else fn)(*args, **kwargs)
                 proc = engine.current
                 if proc is not None and proc.tally is not None:
                     proc.tally[REDIS] += 2 * got.probed - (got.window_ms is not None)
