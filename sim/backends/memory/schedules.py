@@ -1,13 +1,16 @@
 """``snapshot_schedule`` in memory: columnar rows and the indexes the deployed queries use.
 
-Rows live in parallel arrays indexed by id (about 26 bytes a row: a month at full scale writes
+Rows live in parallel arrays indexed by id (about 22 bytes a row: a month at full scale writes
 some 17 million rows, and they are never deleted except by cleanup, as in the deployed table).
-Indexes (reference §2.1):
+A row refers to its video by the video's slot in :class:`~sim.backends.memory.videos.VideoTables`
+(4 bytes instead of an 8-byte aid). Indexes (reference §2.1):
 
 * per type, a heap of the pending rows keyed by ``started_at`` then id, packed into one int;
   entries are deleted lazily: an entry is live while its row is still pending at that time;
 * a heap of the processing rows (cleanup deletes pending *and* processing rows);
-* per type, the active (pending or processing) row ids of each video (the duplicate check);
+* per type, the active (pending or processing) row of each video, an int32 column by slot (the
+  duplicate check; a dict entry per video would cost ~100 bytes, and at full scale two million
+  videos have an active archive row); a video with several (forced) rows keeps them aside;
 * per video, how many of its rows are processing (the single tick's skip, §7.2);
 * pending rows per 5-minute window (the window-count refresh's GROUP BY, §6.3).
 """
@@ -35,33 +38,56 @@ _ORDER_RANK = {"normal": 0, "archive": 1}
 ActiveHook = Callable[[int, int, bool], None]
 """Called with (aid, type code, now_active) when a video gains its first or loses its last
 active row of a type."""
+SEVERAL = -1
+"""In an active column: the video has several active rows of the type (see ``_several``)."""
 
 
 class ScheduleTable:
     """The schedule half of :class:`~sim.backends.memory.MemoryStore`."""
 
-    def __init__(self, on_active_change: ActiveHook) -> None:
-        self._aid = array("q", [0])  # index 0 unused: ids count from 1
+    def __init__(
+        self,
+        on_active_change: ActiveHook,
+        slot_of: Callable[[int], int],
+        slot_get: Callable[[int], int | None],
+        aids: array[int],
+    ) -> None:
+        """``slot_of``/``slot_get``: the video tables' aid -> slot map (creating / looking up);
+        ``aids``: their slot -> aid column (shared, it grows as slots are added)."""
+        self._slot_of_aid = slot_of
+        self._slot_get = slot_get
+        self._slot_aid = aids
+        self._row_slot = array("i", [0])  # index 0 unused: ids count from 1
         self._type = bytearray(1)
         self._status = bytearray([DELETED])
         self._started = array("q", [0])
         self._created = array("q", [0])
         self._pending: list[list[int]] = [[] for _ in TYPES]
         self._proc_heap: list[int] = []
-        self._active: list[dict[int, int | list[int]]] = [{} for _ in TYPES]
+        self._active: list[array[int]] = [array("i") for _ in TYPES]
+        """Per type, by slot: 0 (no active row), the active row's id, or ``SEVERAL``."""
+        self._several: list[dict[int, list[int]]] = [{} for _ in TYPES]
+        """Per type: slot -> its active row ids, for the slots marked ``SEVERAL``."""
         self._proc_count: dict[int, int] = {}
+        """slot -> how many of its rows are processing."""
         self._windows: dict[Ms, int] = {}
         self._on_active_change = on_active_change
 
     def _row(self, i: int) -> ScheduleRow:
         return ScheduleRow(
             i,
-            self._aid[i],
+            self._slot_aid[self._row_slot[i]],
             TYPES[self._type[i]],
             STATUSES[self._status[i]],
             self._started[i],
             self._created[i],
         )
+
+    def _active_of(self, aid: int, type_code: int) -> int:
+        """The active column's value for ``aid`` (0 when the aid has no slot yet)."""
+        s = self._slot_get(aid)
+        column = self._active[type_code]
+        return column[s] if s is not None and s < len(column) else 0
 
     def _exists(self, i: int) -> bool:
         return 0 < i < len(self._status) and self._status[i] != DELETED
@@ -76,8 +102,8 @@ class ScheduleTable:
             self._windows[w] = self._windows.get(w, 0) + 1
         elif status == PROCESSING:
             heapq.heappush(self._proc_heap, started << ID_BITS | i)
-            aid = self._aid[i]
-            self._proc_count[aid] = self._proc_count.get(aid, 0) + 1
+            s = self._row_slot[i]
+            self._proc_count[s] = self._proc_count.get(s, 0) + 1
         if status in (PENDING, PROCESSING) and new_time:
             self._add_active(i)
 
@@ -92,36 +118,42 @@ class ScheduleTable:
             else:
                 del self._windows[w]
         elif status == PROCESSING:
-            aid = self._aid[i]
-            n = self._proc_count[aid] - 1
+            s = self._row_slot[i]
+            n = self._proc_count[s] - 1
             if n:
-                self._proc_count[aid] = n
+                self._proc_count[s] = n
             else:
-                del self._proc_count[aid]
+                del self._proc_count[s]
         if status in (PENDING, PROCESSING) and not keep_active:
             self._drop_active(i)
 
     def _add_active(self, i: int) -> None:
-        per_type, aid = self._active[self._type[i]], self._aid[i]
-        have = per_type.get(aid)
-        if have is None:
-            per_type[aid] = i
-            self._on_active_change(aid, self._type[i], True)
-        elif isinstance(have, list):
-            have.append(i)
+        t, s = self._type[i], self._row_slot[i]
+        column = self._active[t]
+        if s >= len(column):  # slots added since: grow the column to every slot
+            column.frombytes(bytes(4 * (len(self._slot_aid) - len(column))))
+        have = column[s]
+        if have == 0:
+            column[s] = i
+            self._on_active_change(self._slot_aid[s], t, True)
+        elif have == SEVERAL:
+            self._several[t][s].append(i)
         else:
-            per_type[aid] = [have, i]
+            column[s] = SEVERAL
+            self._several[t][s] = [have, i]
 
     def _drop_active(self, i: int) -> None:
-        per_type, aid = self._active[self._type[i]], self._aid[i]
-        have = per_type[aid]
-        if isinstance(have, list):
-            have.remove(i)
-            if len(have) == 1:
-                per_type[aid] = have[0]
+        t, s = self._type[i], self._row_slot[i]
+        column = self._active[t]
+        if column[s] == SEVERAL:
+            ids = self._several[t][s]
+            ids.remove(i)
+            if len(ids) == 1:
+                column[s] = ids[0]
+                del self._several[t][s]
         else:
-            del per_type[aid]
-            self._on_active_change(aid, self._type[i], False)
+            column[s] = 0
+            self._on_active_change(self._slot_aid[s], t, False)
 
     def _set(self, i: int, status: int) -> None:
         old = self._status[i]
@@ -138,7 +170,7 @@ class ScheduleTable:
         self, aid: int, type: str, started_at_ms: Ms, created_at_ms: Ms
     ) -> int:
         i = len(self._status)
-        self._aid.append(aid)
+        self._row_slot.append(self._slot_of_aid(aid))
         self._type.append(TYPE_CODE[type])
         self._status.append(PENDING)
         self._started.append(started_at_ms)
@@ -150,13 +182,14 @@ class ScheduleTable:
         return self._row(schedule_id) if self._exists(schedule_id) else None
 
     async def has_active_schedule(self, aid: int, type: str) -> bool:
-        return aid in self._active[TYPE_CODE[type]]
+        return self._active_of(aid, TYPE_CODE[type]) != 0
 
     async def active_schedules(self, aid: int, type: str) -> list[ScheduleRow]:
-        have = self._active[TYPE_CODE[type]].get(aid)
-        if have is None:
+        t = TYPE_CODE[type]
+        have = self._active_of(aid, t)
+        if have == 0:
             return []
-        ids = sorted(have) if isinstance(have, list) else [have]
+        ids = [have] if have != SEVERAL else sorted(self._several[t][self._slot_of_aid(aid)])
         return [self._row(i) for i in ids]
 
     async def move_schedule(self, schedule_id: int, started_at_ms: Ms) -> ScheduleRow | None:
@@ -205,7 +238,7 @@ class ScheduleTable:
         return self._status[i] == status and self._started[i] == key >> ID_BITS
 
     async def has_processing_schedule(self, aid: int) -> bool:
-        return aid in self._proc_count
+        return self._slot_get(aid) in self._proc_count
 
     async def set_schedule_status(self, ids: Sequence[int], status: str) -> list[ScheduleRow]:
         code = STATUS_CODE[status]
@@ -251,4 +284,5 @@ class ScheduleTable:
         return min(present) if present else None
 
     async def aids_with_active_schedule(self, type: str) -> set[int]:
-        return set(self._active[TYPE_CODE[type]])
+        column, aids = self._active[TYPE_CODE[type]], self._slot_aid
+        return {aids[s] for s, have in enumerate(column) if have}

@@ -17,7 +17,9 @@ class MemoryStore(ScheduleTable, VideoTables):
 
     def __init__(self) -> None:
         VideoTables.__init__(self)
-        ScheduleTable.__init__(self, self._active_changed)
+        ScheduleTable.__init__(
+            self, self._active_changed, self._slot_of, self._slot.get, self._aids
+        )
         self._idle_songs: dict[int, set[int]] = {t: set() for t in _TRACKED}
         self._idle_others: dict[int, set[int]] = {t: set() for t in _TRACKED}
 
@@ -36,7 +38,7 @@ class MemoryStore(ScheduleTable, VideoTables):
         if not song and self._is_song(aid):
             return  # a song's bilibili_metadata row arriving after its songs row: still a song
         for t in _TRACKED:
-            if aid in self._active[t]:
+            if self._active_of(aid, t):
                 continue
             if song:
                 self._idle_others[t].discard(aid)
@@ -48,14 +50,14 @@ class MemoryStore(ScheduleTable, VideoTables):
         code = TYPE_CODE[type]
         if code in self._idle_songs:
             return sorted(self._idle_songs[code])
-        active = self._active[code]
+        active = await self.aids_with_active_schedule(type)
         return [a for a in await self.song_aids() if a not in active]
 
     async def non_songs_without_active_schedule(self, type: str) -> list[int]:
         code = TYPE_CODE[type]
         if code in self._idle_others:
             return sorted(self._idle_others[code])
-        active = self._active[code]
+        active = await self.aids_with_active_schedule(type)
         songs = set(await self.song_aids())
         return [a for a in await self.video_aids() if a not in songs and a not in active]
 
