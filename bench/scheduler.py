@@ -3,7 +3,7 @@
     python bench/scheduler.py                    # baseline (200k videos, 7 days)
     python bench/scheduler.py --full-scale       # also full-scale (2M videos, 30 days): long
     python bench/scheduler.py SCENARIO [...]     # any scenario files
-    python bench/scheduler.py --by-day ...       # also the wall time of every simulated day
+    python bench/scheduler.py --by-day ...       # also wall time and memory at every simulated day
 
 Each scenario runs in its own process, so that peak memory (max RSS) is that run's alone.
 Budgets (issue 4): baseline under 60 s; full-scale must complete, with the goal of 30 days in
@@ -25,7 +25,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 
 CHILD = """
-import json, resource, sys, time
+import json, os, resource, sys, time
 from sim.runner import run_scenario
 from sim.scenario import load_scenario
 from sim.scheduler import build_cvsa_model
@@ -36,7 +36,11 @@ def by_day(t_ms):  # the engine's progress observer: every few thousand events
     if day > done[0]:
         done[0] = day
         wall = time.perf_counter() - t0  # world build and catalogue load included
-        print(f"  {sc.name} day {day}: {wall:.1f} s", file=sys.stderr, flush=True)
+        with open("/proc/self/statm") as f:  # Linux: resident pages, second field
+            rss = int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") >> 20
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss >> 10
+        print(f"  {sc.name} day {day}: {wall:.1f} s, {rss:,} MB resident (peak {peak:,})",
+              file=sys.stderr, flush=True)
 r = run_scenario(sc, build_cvsa_model, observer=by_day if len(sys.argv) > 2 else None)
 m = r.manifest
 print(json.dumps({

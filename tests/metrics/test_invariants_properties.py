@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sim.metrics.invariants import invariant_reducers
+from sim.metrics.invariants.lifecycle import LifecycleInvariants
 from sim.runner import run_scenario
 from sim.scenario import load_scenario
 from sim.scheduler import build_cvsa_model
@@ -175,3 +176,18 @@ def test_results_do_not_depend_on_chunk_boundaries(cuts: list[int]) -> None:
     whole = everything([])
     assert whole["invariants.lost_schedules.violations"] == 2  # the log has something to find
     assert everything(cuts) == whole
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.integers(1, len(RECORDED[0]) - 1), min_size=1, max_size=12))
+def test_packing_quiet_rows_into_arrays_changes_nothing(cuts: list[int]) -> None:
+    """The lifecycle monitor packs its live rows into arrays between chunks (``warm_rows``):
+    packing after every chunk gives the results and live rows of never packing."""
+    events, names, switches = RECORDED
+    bulk_marks = not switches.bulk_aids_as_ids_bug
+    never = LifecycleInvariants(bulk_marks_processing=bulk_marks, warm_rows=1 << 30)
+    always = LifecycleInvariants(bulk_marks_processing=bulk_marks, warm_rows=1)
+    assert reduce(always, chunks_of(events, cuts), names) == reduce(never, chunks_of(events), names)
+    assert always.active_rows() == never.active_rows()
+    assert always.processing_rows() == never.processing_rows()
+    assert never.active_rows()  # there were live rows to pack

@@ -13,6 +13,7 @@ import numpy.typing as npt
 from sim.events import cvsa_kinds as K
 from sim.events.engine_kinds import JobAdded, JobFinished
 from sim.events.log import Chunk
+from sim.metrics.invariants.coldmap import ColdMap
 from sim.metrics.invariants.common import (
     _BILI_STATUS,
     _CREATED,
@@ -138,9 +139,19 @@ _PASS_COLUMNS = tuple(
     [_col(kind, f) for f in fields]
     for kind, fields in zip(_LIFECYCLE_KINDS, _PASS_FIELDS, strict=True)
 )
+_KEY_COLUMNS = tuple(
+    (_col(kind, "aid"), _col(kind, "type")) for kind in _LIFECYCLE_KINDS[: _K_TAKEN + 1]
+)
 _TAKEN_SCHEDULE = _col(K.SnapshotTaken, "schedule")
 _JOB_NAME = _col(JobAdded, "name")
 _JOB = _col(JobFinished, "job")
+
+
+def _row_keys(tables: Sequence[npt.NDArray[np.int64]]) -> npt.NDArray[np.int64]:
+    """The ``aid * 4 + type`` of every row event of one chunk (with repeats)."""
+    return np.concatenate(
+        [tables[k][:, a] << 2 | tables[k][:, t] for k, (a, t) in enumerate(_KEY_COLUMNS)]
+    )
 
 
 class LifecycleInvariants:
@@ -149,9 +160,11 @@ class LifecycleInvariants:
 
     ``bulk_marks_processing``: the bulk tick sets its rows processing (design); false when it
     passes aids as schedule ids (switch ``bulk_aids_as_ids_bug``, cvsa-2026, §8.3).
+    ``warm_rows``: live rows kept in a dict between chunks before the quiet ones are packed into
+    arrays (:class:`~sim.metrics.invariants.coldmap.ColdMap`); only memory depends on it.
     """
 
-    def __init__(self, bulk_marks_processing: bool) -> None:
+    def __init__(self, bulk_marks_processing: bool, *, warm_rows: int = 1 << 18) -> None:
         self.bulk_marks_processing = bulk_marks_processing
         self.one_active = _Violations("one_active_per_type")
         self.single_path = _Violations("single_path_processing")
@@ -162,8 +175,10 @@ class LifecycleInvariants:
         self.stray_deleted = 0
         self.unlogged = 0
         self.lost_by_type: Counter[str] = Counter()
-        self.live: MultiMap = {}
-        """aid * 4 + type -> its live (pending or processing) rows, ``schedule << 5 | flags``."""
+        self._rows: ColdMap[list[int]] = ColdMap(warm_rows)
+        self.live: MultiMap = self._rows.hot
+        """aid * 4 + type -> its live (pending or processing) rows, ``schedule << 5 | flags``:
+        the entries of the keys in the chunk being fed; the rest wait in ``_rows``' arrays."""
         self.processing: MultiMap = {}
         """aid -> the schedule ids of its processing rows."""
         self.bulk_rows: dict[int, int] = {}
@@ -181,7 +196,8 @@ class LifecycleInvariants:
     def active_rows(self) -> dict[tuple[int, str], list[int]]:
         """The rows pending or processing so far, as rebuilt from the log: (aid, type) -> ids."""
         return {
-            (key >> 2, _TYPES[key & 3]): _ids(cur, _SHIFT) for key, cur in sorted(self.live.items())
+            (key >> 2, _TYPES[key & 3]): _ids(cur, _SHIFT)
+            for key, cur in sorted(self._rows.items())
         }
 
     def processing_rows(self) -> dict[int, list[int]]:
@@ -209,6 +225,18 @@ class LifecycleInvariants:
         kinds = kinds[np.argsort(np.concatenate([tables[k][:, 0] for k in present]), kind="stable")]
         cut = np.flatnonzero(np.diff(kinds)) + 1
         starts, ends = np.concatenate(([0], cut)), np.concatenate((cut, [kinds.size]))
+        self._rows.warm(_row_keys(tables))
+        self._pass(kinds, starts, ends, tables)
+        self._rows.cool()
+
+    def _pass(
+        self,
+        kinds: npt.NDArray[np.int64],
+        starts: npt.NDArray[np.int64],
+        ends: npt.NDArray[np.int64],
+        tables: list[npt.NDArray[np.int64]],
+    ) -> None:
+        """The ordered pass over one chunk: runs of one kind, ``starts[i]:ends[i]``."""
         rows = [
             table[:, _PASS_COLUMNS[k]].tolist() if k != _K_CREATED else []
             for k, table in enumerate(tables)
