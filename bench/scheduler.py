@@ -38,7 +38,8 @@ def by_day(t_ms):  # the engine's progress observer: every few thousand events
         wall = time.perf_counter() - t0  # world build and catalogue load included
         with open("/proc/self/statm") as f:  # Linux: resident pages, second field
             rss = int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") >> 20
-        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss >> 10
+        # the kernel's high-water mark can trail the current figure by a few MB
+        peak = max(rss, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss >> 10)
         print(f"  {sc.name} day {day}: {wall:.1f} s, {rss:,} MB resident (peak {peak:,})",
               file=sys.stderr, flush=True)
 r = run_scenario(sc, build_cvsa_model, observer=by_day if len(sys.argv) > 2 else None)

@@ -80,6 +80,8 @@ async def store_dispatcher_anti_joins(s: Any) -> None:
     await s.add_video(5, T0)
     expect(await s.non_songs_without_active_schedule("archive"), [1, 3], "a song is no non-song")
     expect(await s.songs_without_active_schedule("archive"), [2, 4, 5], "songs again")
+    await s.insert_schedule(1, "normal", T0, T0)  # a question no dispatcher asks: still answered
+    expect(await s.non_songs_without_active_schedule("normal"), [3], "non-songs without normal")
 
 
 async def schedule_move(s: ScheduleStore) -> None:

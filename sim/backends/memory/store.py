@@ -8,8 +8,11 @@ from sim.backends.memory.videos import VideoTables
 
 # The anti-joins the dispatchers run (reference §11.7, §13b): songs without an active normal or
 # archive row, and non-song videos without an active archive row. They are kept as sets that
-# change when a video's active count of a type crosses zero.
+# change when a video's active count of a type crosses zero. Non-songs are only ever asked about
+# archive rows (§11.7): a set of the non-songs without a normal row would hold every one of them
+# (~200 MB at full scale) for nothing; other questions are answered by a scan.
 _TRACKED = (TYPE_CODE["normal"], TYPE_CODE["archive"])
+_TRACKED_OTHERS = (TYPE_CODE["archive"],)
 
 
 class MemoryStore(ScheduleTable, VideoTables):
@@ -21,18 +24,20 @@ class MemoryStore(ScheduleTable, VideoTables):
             self, self._active_changed, self._slot_of, self._slot.get, self._aids
         )
         self._idle_songs: dict[int, set[int]] = {t: set() for t in _TRACKED}
-        self._idle_others: dict[int, set[int]] = {t: set() for t in _TRACKED}
+        self._idle_others: dict[int, set[int]] = {t: set() for t in _TRACKED_OTHERS}
 
     def _active_changed(self, aid: int, type: int, active: bool) -> None:
         if type not in self._idle_songs:
             return
+        others = self._idle_others.get(type)
         if active:
             self._idle_songs[type].discard(aid)
-            self._idle_others[type].discard(aid)
+            if others is not None:
+                others.discard(aid)
         elif self._is_song(aid):
             self._idle_songs[type].add(aid)
-        elif self._is_video(aid):
-            self._idle_others[type].add(aid)
+        elif others is not None and self._is_video(aid):
+            others.add(aid)
 
     def _video_added(self, aid: int, song: bool) -> None:
         if not song and self._is_song(aid):
@@ -40,11 +45,13 @@ class MemoryStore(ScheduleTable, VideoTables):
         for t in _TRACKED:
             if self._active_of(aid, t):
                 continue
+            others = self._idle_others.get(t)
             if song:
-                self._idle_others[t].discard(aid)
+                if others is not None:
+                    others.discard(aid)
                 self._idle_songs[t].add(aid)
-            else:
-                self._idle_others[t].add(aid)
+            elif others is not None:
+                others.add(aid)
 
     async def songs_without_active_schedule(self, type: str) -> list[int]:
         code = TYPE_CODE[type]
