@@ -10,7 +10,7 @@ from sim.backends.memory.videos import VideoTables
 # archive row, and non-song videos without an active archive row. They are kept as sets that
 # change when a video's active count of a type crosses zero. Non-songs are only ever asked about
 # archive rows (§11.7): a set of the non-songs without a normal row would hold every one of them
-# (~70 MB of set table at full scale) for nothing; other questions are answered by a scan.
+# (a set table of an estimated 64 MB at full scale) for nothing; other questions get a scan.
 _TRACKED = (TYPE_CODE["normal"], TYPE_CODE["archive"])
 _TRACKED_OTHERS = (TYPE_CODE["archive"],)
 

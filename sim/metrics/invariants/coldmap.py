@@ -57,19 +57,24 @@ class ColdMap(Generic[V]):
 
     def cool(self) -> None:
         """Fold the int entries of :attr:`hot` into the arrays once it holds ``warm_limit``."""
-        if len(self.hot) < self.warm_limit:
+        hot = self.hot
+        if len(hot) < self.warm_limit:
             return
-        moving = [(k, v) for k, v in self.hot.items() if type(v) is int]
-        for k, _ in moving:
-            del self.hot[k]
-        new = np.array(moving, dtype=np.int64).reshape(-1, 2)
-        new = new[np.argsort(new[:, 0])]
+        kept = {k: v for k, v in hot.items() if type(v) is not int}  # rare: the caller's lists
+        for k in kept:
+            del hot[k]
+        new_keys = np.fromiter(hot.keys(), np.int64, len(hot))
+        new_vals = np.fromiter(hot.values(), np.int64, len(hot))
+        # clear(), not deletions: a dict never shrinks its table as entries are deleted.
+        hot.clear()
+        hot.update(kept)
+        order = np.argsort(new_keys)
         alive = self._vals != _DEAD
         keys, vals = self._keys[alive], self._vals[alive]
         # A merge of two sorted runs: O(n) moves, no sort of the whole map.
-        at = np.searchsorted(keys, new[:, 0])
-        self._keys = np.insert(keys, at, new[:, 0])
-        self._vals = np.insert(vals, at, new[:, 1])
+        at = np.searchsorted(keys, new_keys[order])
+        self._keys = np.insert(keys, at, new_keys[order])
+        self._vals = np.insert(vals, at, new_vals[order])
         self._dead = 0
 
     def items(self) -> Iterator[tuple[int, V | int]]:
