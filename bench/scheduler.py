@@ -36,12 +36,24 @@ def by_day(t_ms):  # the engine's progress observer: every few thousand events
     if day > done[0]:
         done[0] = day
         wall = time.perf_counter() - t0  # world build and catalogue load included
-        with open("/proc/self/statm") as f:  # Linux: resident pages, second field
-            rss = int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") >> 20
+        rss = resident_mb("self")
         # the kernel's high-water mark can trail the current figure by a few MB
         peak = max(rss, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss >> 10)
-        print(f"  {sc.name} day {day}: {wall:.1f} s, {rss:,} MB resident (peak {peak:,})",
-              file=sys.stderr, flush=True)
+        kids = sum(resident_mb(pid) for pid in children())  # the reducer process, if any
+        print(f"  {sc.name} day {day}: {wall:.1f} s, {rss:,} MB resident (peak {peak:,})"
+              f" + reducer process {kids:,} MB", file=sys.stderr, flush=True)
+def resident_mb(pid):
+    try:
+        with open(f"/proc/{pid}/statm") as f:  # Linux: resident pages, second field
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") >> 20
+    except OSError:
+        return 0
+def children():
+    pids = []
+    for task in os.listdir("/proc/self/task"):
+        with open(f"/proc/self/task/{task}/children") as f:
+            pids += f.read().split()
+    return pids
 r = run_scenario(sc, build_cvsa_model, observer=by_day if len(sys.argv) > 2 else None)
 m = r.manifest
 print(json.dumps({
@@ -50,6 +62,7 @@ print(json.dumps({
     "snapshots": r.metrics.get("snapshots.total", 0),
     "sha": m["event_log_sha256"][:12],
     "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    "reducer_peak_mb": m["reducers"].get("peak_mb", 0),
 }))
 """
 
@@ -101,7 +114,8 @@ def main() -> None:
     )
     print(
         f"{'scenario':<16} {'simulated':>10} {'run wall':>9} {'process':>8} {'ratio':>9} "
-        f"{'events':>11} {'snapshots':>10} {'snaps/s':>8} {'peak MB':>8}  event log",
+        f"{'events':>11} {'snapshots':>10} {'snaps/s':>8} {'peak MB':>8} {'(+child)':>8}"
+        "  event log",
         flush=True,
     )
     for path in paths:
@@ -112,10 +126,15 @@ def main() -> None:
         print(
             f"{path.stem:<16} {r['simulated_s'] / 86400:>9.1f}d {r['wall_s']:>8.1f}s "
             f"{r['process_s']:>7.1f}s {r['ratio']:>9,.0f} {r['events']:>11,} "
-            f"{r['snapshots']:>10,} {r['snapshots'] / r['wall_s']:>8,.0f} {r['peak_mb']:>8,.0f}"
+            f"{r['snapshots']:>10,} {r['snapshots'] / r['wall_s']:>8,.0f} "
+            f"{r['peak_mb'] + r['reducer_peak_mb']:>8,.0f} {r['reducer_peak_mb']:>8,.0f}"
             f"  {r['sha']}",
             flush=True,
         )
+    print(
+        "peak MB: the run's process plus its reducer process (each one's own peak, so the sum"
+        " bounds the two together); (+child): the reducer process's share"
+    )
     print(f"(this process: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB)")
 
 

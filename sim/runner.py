@@ -8,6 +8,7 @@ This is the one place where the pieces are chosen and wired (style-anchors R4): 
 from __future__ import annotations
 
 import json
+import os
 import platform
 import signal
 from collections.abc import Callable, Sequence
@@ -32,12 +33,14 @@ from sim.determinism import deterministic_trio
 from sim.engine import Engine
 from sim.events import EventLog, FileSink, Sink
 from sim.metrics import Reducer, ReducerSink, engine_reducers
+from sim.metrics.remote import ProcessReducerSink, merged_result
 from sim.rng import RandomStreams
 from sim.scenario import Scenario, scenario_sha256
 from sim.units import SECOND_MS, format_instant_ms
 
 if TYPE_CHECKING:
     from sim.report.milestones import GroundTruth
+    from sim.report.store import Table
 
 EVENTS_FILE = "events.simlog"
 MANIFEST_FILE = "manifest.json"
@@ -152,30 +155,32 @@ def run_scenario(
         else ScaledRealClock(scenario.start_ms, speed)
     )
     streams = RandomStreams(scenario.seed)
-    reducer_sink = ReducerSink(engine_reducers())
-    sinks: list[Sink] = [reducer_sink, *extra_sinks]
-    if out_dir is not None and save_events:
-        sinks.append(FileSink(out_dir / EVENTS_FILE))
-    log = EventLog(sinks)
-    engine = Engine(
-        clock=clock,
-        log=log,
-        seed=scenario.seed,
-        elide=scenario.engine.elide_idle_ticks and not concurrent,
-        concurrent=concurrent,
-    )
-    engine.observer = observer
-    spec = backends or spec_of(scenario)
-    chosen = make_backends(spec, real_clock=speed is not None)
-    model = build_model(scenario, engine, streams, chosen)
-    reducer_sink.reducers.extend(model.reducers())
-    series = None
-    if report and out_dir is not None:
-        from sim.report import SeriesSet
-
-        series = SeriesSet(scenario.timezone, _ground_truth(model, scenario))
-        log.sinks.append(ReducerSink([series]))
-    log.open()
+    # Started first: the reducer process imports while the world is built.
+    reduction = _Reduction(scenario, report and out_dir is not None)
+    try:
+        sinks: list[Sink] = [*extra_sinks]
+        if out_dir is not None and save_events:
+            sinks.append(FileSink(out_dir / EVENTS_FILE))
+        log = EventLog(sinks)
+        engine = Engine(
+            clock=clock,
+            log=log,
+            seed=scenario.seed,
+            elide=scenario.engine.elide_idle_ticks and not concurrent,
+            concurrent=concurrent,
+        )
+        engine.observer = observer
+        spec = backends or spec_of(scenario)
+        chosen = make_backends(spec, real_clock=speed is not None)
+        model = build_model(scenario, engine, streams, chosen)
+        reduction.metrics.extend(model.reducers())
+        if reduction.series is not None:
+            reduction.series.append(_series_set(model, scenario))
+        log.sinks[:0] = reduction.sinks()
+        log.open()
+    except BaseException:
+        reduction.terminate()
+        raise
 
     async def main() -> None:
         async with open_backends(chosen), trio.open_nursery() as nursery:
@@ -193,9 +198,12 @@ def run_scenario(
             if backend is not None:  # an environment problem: one clear line upstream
                 raise _first_leaf(backend) from None
             raise
+        finally:
+            reduction.terminate()  # the log closed (the results are in) or never will
     wall = wall_seconds() - started
     manifest = _manifest(scenario, engine, log, wall, speed, spec)
-    metrics = reducer_sink.result()
+    manifest["reducers"] = reduction.describe()
+    metrics, tables = reduction.results()
     if out_dir is not None:
         out_dir.mkdir(parents=True, exist_ok=True)
         (out_dir / MANIFEST_FILE).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
@@ -206,11 +214,73 @@ def run_scenario(
         doc = scenario.model_dump(mode="json", by_alias=True)
         (out_dir / SCENARIO_FILE).write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n")
     files: list[Path] = []
-    if series is not None and out_dir is not None:
+    if tables is not None and out_dir is not None:
         from sim.report import write_report
 
-        files = write_report(out_dir, series.tables(), scenario, manifest, metrics, plots=plots)
+        files = write_report(out_dir, tables, scenario, manifest, metrics, plots=plots)
     return RunResult(manifest, metrics, out_dir, engine.partial, engine, files)
+
+
+class _Reduction:
+    """Where the run's reducers run (``[engine] reducers``): inline sinks of the log, or one
+    child process for all of them (:class:`sim.metrics.remote.ProcessReducerSink`). Either
+    way the metrics and tables are the same, bit for bit."""
+
+    def __init__(self, scenario: Scenario, with_series: bool) -> None:
+        self.metrics: list[Reducer] = engine_reducers()
+        self.series: list[Reducer] | None = [] if with_series else None
+        self.remote: ProcessReducerSink | None = None
+        if _in_process(scenario):
+            self.remote = ProcessReducerSink()
+        self._inline: list[ReducerSink] = []
+
+    def sinks(self) -> list[Sink]:
+        """The log's reducer sinks (called once the model has added its reducers)."""
+        from sim.report.build import series_tables
+
+        if self.remote is not None:
+            self.remote.add(self.metrics, merged_result)
+            if self.series is not None:
+                self.remote.add(self.series, series_tables)
+            return [self.remote]
+        self._inline = [ReducerSink(self.metrics)]
+        if self.series is not None:
+            self._inline.append(ReducerSink(self.series))
+        return list(self._inline)
+
+    def results(self) -> tuple[dict[str, Any], dict[str, Table] | None]:
+        """The metrics, and the report's tables (None without a report)."""
+        from sim.report.build import series_tables
+
+        if self.remote is not None:
+            outcomes = self.remote.outcomes
+            return outcomes[0], (outcomes[1] if self.series is not None else None)
+        tables = None if self.series is None else series_tables(self.series)
+        return self._inline[0].result(), tables
+
+    def describe(self) -> dict[str, Any]:
+        """For the manifest: where the reducers ran and, in a child, its peak memory."""
+        if self.remote is None:
+            return {"where": "inline"}
+        return {"where": "process", "peak_mb": round(self.remote.child_peak_kb / 1024, 1)}
+
+    def terminate(self) -> None:
+        if self.remote is not None:
+            self.remote.terminate()
+
+
+def _in_process(scenario: Scenario) -> bool:
+    choice = scenario.engine.reducers
+    if choice != "auto":
+        return choice == "process"
+    videos = scenario.catalog.songs + scenario.catalog.non_songs
+    return (os.cpu_count() or 1) >= 2 and videos >= 100_000
+
+
+def _series_set(model: Model, scenario: Scenario) -> Reducer:
+    from sim.report import SeriesSet
+
+    return SeriesSet(scenario.timezone, _ground_truth(model, scenario))
 
 
 def _ground_truth(model: Model, scenario: Scenario) -> GroundTruth:

@@ -10,6 +10,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from sim.cli import cli
@@ -72,7 +73,10 @@ def test_a_scenario_error_names_file_key_rule_and_value(tmp_path: Path) -> None:
     assert not (tmp_path / "o").exists()
 
 
-def test_ctrl_c_leaves_a_valid_partial_report(tmp_path: Path) -> None:
+@pytest.mark.parametrize("reducers", ["inline", "process"])
+def test_ctrl_c_leaves_a_valid_partial_report(tmp_path: Path, reducers: str) -> None:
+    """Ctrl-C at a terminal signals the whole foreground process group: with the reducers in a
+    second process, that process must still finish the partial results, not die."""
     out = tmp_path / "run"
     proc = subprocess.Popen(
         [
@@ -87,21 +91,25 @@ def test_ctrl_c_leaves_a_valid_partial_report(tmp_path: Path) -> None:
             "-q",
             "--set",
             'duration="30d"',
+            "--set",
+            f'engine.reducers="{reducers}"',
         ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         env={**os.environ},
+        start_new_session=True,  # its own group, so that the group can be signalled
     )
     deadline = time.monotonic() + 60
     while not (out / "events.simlog").exists():  # the log is opened just before the run starts
         assert time.monotonic() < deadline, "the run never started"
         time.sleep(0.05)
     time.sleep(1.0)
-    proc.send_signal(signal.SIGINT)
+    os.killpg(proc.pid, signal.SIGINT)  # as a terminal's Ctrl-C does
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err.decode()
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["partial"] is True
+    assert manifest["reducers"]["where"] == reducers
     assert 0 < manifest["simulated_seconds"] < 30 * 86_400
     with SavedLog(out / "events.simlog") as saved:
         list(saved.chunks())

@@ -82,6 +82,14 @@ class SeriesSet:
         return out
 
 
+def series_tables(reducers: list[Any]) -> dict[str, Table]:
+    """The report group's outcome when reducers run in a second process
+    (:class:`sim.metrics.remote.ProcessReducerSink`): the one :class:`SeriesSet`'s tables."""
+    (series,) = reducers
+    assert isinstance(series, SeriesSet)
+    return series.tables()
+
+
 def crossings_for(scenario: Scenario) -> GroundTruth:
     """The milestone ground truth of ``scenario``'s world over the planned run (the world is a
     pure function of the scenario and its seed, so this is the run's own)."""

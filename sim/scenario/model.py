@@ -30,6 +30,11 @@ class EngineSection(Section):
     """Run the archive, regular and milestone dispatchers once during set-up, before the clock
     starts, so that the run begins in the steady state (every video already has its rows)
     instead of with the first dispatch of a cold catalogue (``sim load --warm``)."""
+    reducers: Literal["auto", "inline", "process"] = "auto"
+    """Where the metric reducers run: ``inline`` in the run's process; ``process`` in a second
+    Python process fed the log's chunks, on the machine's other core (same results, bit for
+    bit; docs/performance.md); ``auto`` picks ``process`` on a machine with two or more cores
+    for a catalogue of 100,000 videos or more, where it pays for the child's start-up."""
 
 
 class Scenario(Section):
