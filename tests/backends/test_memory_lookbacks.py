@@ -54,8 +54,25 @@ def test_a_kept_answer_follows_the_midpoint_and_the_tie_rule() -> None:
         for t in (0, 10, 20):
             await store.insert_snapshot(AID, t, t)
         # Midpoints at 5 and 15; a target exactly on one goes to the earlier row (§19.7).
-        return [await store.closest_snapshots(AID, [t, t - 100]) for t in (4, 5, 6, 15, 16)]
+        times = (4, 5, 6, 15, 16, 15, 14, 5, 4, 16, 5)  # forward, back onto each tie, jumps
+        return [await store.closest_snapshots(AID, [t, t - 100]) for t in times]
 
     answers = trio.run(run)
-    assert [a[0] for a in answers] == [Snapshot(0, 0), Snapshot(0, 0), Snapshot(10, 10),
-                                       Snapshot(10, 10), Snapshot(20, 20)]  # fmt: skip
+    rows = [a[0].created_at_ms for a in answers if a[0] is not None]
+    assert rows == [0, 0, 10, 10, 20, 10, 10, 0, 0, 20, 0]
+
+
+def test_a_kept_answer_narrows_when_a_row_is_appended() -> None:
+    async def run() -> list[list[Snapshot | None]]:
+        store = MemoryStore()
+        for t in (0, 10):
+            await store.insert_snapshot(AID, t, t)
+        out = [await store.closest_snapshots(AID, [16, 2])]  # row 10, kept with no upper bound
+        await store.insert_snapshot(AID, 20, 20)  # its range now ends at the midpoint, 15
+        out.append(await store.closest_snapshots(AID, [16, 2]))
+        await store.insert_snapshot(AID, 5, 5)  # before the last row: the kept answer goes
+        out.append(await store.closest_snapshots(AID, [4, 2]))
+        return out
+
+    answers = trio.run(run)
+    assert [[s.created_at_ms for s in a if s] for a in answers] == [[10, 0], [20, 0], [5, 0]]

@@ -35,6 +35,20 @@ def last_at_or_before(snaps: array[int], t_ms: Ms, hi: int | None = None) -> int
     return lo - 1
 
 
+def _answer(snaps: array[int], i: int) -> tuple[Snapshot, tuple[float, float]]:
+    """Row ``i``, and the range of twice a target for which it is the closest row (twice the
+    midpoints to its neighbours: exact integers; a tie goes to the earlier row)."""
+    last = (len(snaps) >> 1) - 1
+    return Snapshot(snaps[2 * i], snaps[2 * i + 1]), (
+        snaps[2 * i - 2] + snaps[2 * i] if i > 0 else -math.inf,
+        snaps[2 * i] + snaps[2 * i + 2] if i < last else math.inf,
+    )
+
+
+_Lookbacks = tuple[int, list[tuple[float, float]], list[Snapshot | None], list[int]]
+"""A kept ``closest_snapshots`` answer: the snapshot array's length it was computed for, and
+for each target the range of twice the target it holds for, the answer, and the answer's row."""
+
 WALK_STEPS = 4
 """Snapshots walked back one by one before a binary search takes over: most lookback targets
 are a step or two from the previous one, but a video snapshotted every few minutes while it
@@ -57,11 +71,9 @@ class VideoTables:
         self._snaps: list[array[int] | None] = []
         self._candidates: set[int] = set()
         self._candidates_wide: set[int] = set()
-        self._lookbacks: dict[
-            int, tuple[int, list[tuple[float, float]], list[Snapshot | None]]
-        ] = {}
-        """aid -> the last multi-target closest_snapshots answer: (array length, for each target
-        the range of 2 * target it holds for, the answer); dropped when a snapshot is added."""
+        self._lookbacks: dict[int, _Lookbacks] = {}
+        """aid -> the last multi-target closest_snapshots answer; narrowed when a snapshot is
+        appended, dropped when one is inserted before the last."""
 
     def _slot_of(self, aid: int) -> int:
         s = self._slot.get(aid)
@@ -161,14 +173,15 @@ class VideoTables:
     # -- snapshots ----------------------------------------------------------------------------
     async def insert_snapshot(self, aid: int, t_ms: Ms, views: int) -> bool:
         s = self._slot_of(aid)
-        self._lookbacks.pop(aid, None)
         snaps = self._snaps[s]
         if snaps is None:
             self._snaps[s] = array("q", (t_ms, views))
         elif snaps[-2] < t_ms:  # the usual case: appended in time order
+            self._lookbacks_appended(aid, snaps, t_ms)
             snaps.append(t_ms)
             snaps.append(views)
         else:
+            self._lookbacks.pop(aid, None)
             i = last_at_or_before(snaps, t_ms)
             if i >= 0 and snaps[2 * i] == t_ms:
                 return False
@@ -176,6 +189,20 @@ class VideoTables:
             return True
         self._recheck_candidate(aid, s)
         return True
+
+    def _lookbacks_appended(self, aid: int, snaps: array[int], t_ms: Ms) -> None:
+        """A row appended after the last one only narrows the last row's range: its upper
+        bound was open and is now the midpoint to the new row; every other answer kept holds
+        over the same targets as before."""
+        memo = self._lookbacks.get(aid)
+        if memo is None:
+            return
+        n, bounds, out, rows = memo
+        last = (n >> 1) - 1
+        for k, i in enumerate(rows):
+            if i == last:
+                bounds[k] = (bounds[k][0], snaps[2 * last] + t_ms)
+        self._lookbacks[aid] = (n + 2, bounds, out, rows)
 
     def _snapshots(self, aid: int) -> array[int] | None:
         s = self._slot.get(aid)
@@ -201,17 +228,18 @@ class VideoTables:
             return [None] * len(times_ms)
         memo = self._lookbacks.get(aid)
         if memo is not None and memo[0] == len(snaps) and len(memo[1]) == len(times_ms):
-            # The milestone dispatcher asks again five minutes later: while no snapshot was
-            # added, each answer holds as long as its target stays between the same midpoints.
-            for (lo2, hi2), t in zip(memo[1], times_ms, strict=True):
+            # The milestone dispatcher asks again five minutes later: each answer holds as long
+            # as its target stays between the same midpoints; only targets that left theirs
+            # are looked up again, from where their answer was.
+            for (lo2, hi2), t in zip(memo[1], times_ms, strict=False):
                 if not lo2 < 2 * t <= hi2:
-                    break
-            else:
-                return list(memo[2])
+                    return self._refresh(snaps, memo, times_ms)
+            return list(memo[2])
         # One backward walk serves every target (a handful, mostly near the end of the list),
         # latest target first; a reverse sort is stable, so equal targets keep their order.
         out: list[Snapshot | None] = [None] * len(times_ms)
         bounds: list[tuple[float, float]] = [(0.0, 0.0)] * len(times_ms)
+        rows = [0] * len(times_ms)
         last = (len(snaps) >> 1) - 1
         j = last
         for k in sorted(range(len(times_ms)), key=times_ms.__getitem__, reverse=True):
@@ -229,15 +257,39 @@ class VideoTables:
                 i = j
             else:  # a tie goes to the earlier row (§19.7)
                 i = j if t - snaps[2 * j] <= snaps[2 * j + 2] - t else j + 1
-            out[k] = Snapshot(snaps[2 * i], snaps[2 * i + 1])
-            # Row i is the answer for every target t with lo2 < 2t <= hi2 (twice the midpoints
-            # to its neighbours: exact integers, and a tie goes to the earlier row).
-            bounds[k] = (
-                snaps[2 * i - 2] + snaps[2 * i] if i > 0 else -math.inf,
-                snaps[2 * i] + snaps[2 * i + 2] if i < last else math.inf,
-            )
+            rows[k], out[k], bounds[k] = i, *_answer(snaps, i)
         if len(times_ms) > 1:
-            self._lookbacks[aid] = (len(snaps), bounds, out)
+            self._lookbacks[aid] = (len(snaps), bounds, out, rows)
+        return list(out)
+
+    @staticmethod
+    def _refresh(
+        snaps: array[int], memo: _Lookbacks, times_ms: Sequence[Ms]
+    ) -> list[Snapshot | None]:
+        """Move each answer whose target left its range to the target's closest row: a few
+        steps from where it was (targets move with the clock), else a binary search."""
+        _, bounds, out, rows = memo
+        last = (len(snaps) >> 1) - 1
+        for k, t in enumerate(times_ms):
+            lo2, hi2 = bounds[k]
+            if lo2 < 2 * t <= hi2:
+                continue
+            # Row i holds for 2t in (t[i-1] + t[i], t[i] + t[i+1]]: a tie goes to the earlier
+            # row (§19.7), as in the full walk above.
+            i, steps = rows[k], WALK_STEPS
+            while i < last and 2 * t > snaps[2 * i] + snaps[2 * i + 2] and steps:
+                i, steps = i + 1, steps - 1
+            while i > 0 and 2 * t <= snaps[2 * i - 2] + snaps[2 * i] and steps:
+                i, steps = i - 1, steps - 1
+            if not steps:
+                j = last_at_or_before(snaps, t)
+                if j < 0:
+                    i = 0
+                elif snaps[2 * j] == t or j == last:
+                    i = j
+                else:
+                    i = j if t - snaps[2 * j] <= snaps[2 * j + 2] - t else j + 1
+            rows[k], out[k], bounds[k] = i, *_answer(snaps, i)
         return list(out)
 
     # -- eta and milestone candidates ---------------------------------------------------------
