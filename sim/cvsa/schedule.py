@@ -20,7 +20,7 @@ continuation does when ``switches.new_successors_forced`` (deployed, §13.3); no
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from sim.cvsa.lifecycle import SnapshotType, Status
 from sim.cvsa.profile import Switches
@@ -28,8 +28,7 @@ from sim.cvsa.windows import Incr
 from sim.units import Ms, window_start
 
 
-@dataclass(frozen=True)
-class ActiveRow:
+class ActiveRow(NamedTuple):
     """An active (pending or processing) row of the same aid and type."""
 
     id: int
@@ -37,15 +36,13 @@ class ActiveRow:
     started_at_ms: Ms
 
 
-@dataclass(frozen=True)
-class Skip:
+class Skip(NamedTuple):
     """Do nothing; ``reason`` is ``"active"`` or ``"not_earlier"``."""
 
     reason: str
 
 
-@dataclass(frozen=True)
-class Move:
+class Move(NamedTuple):
     """Move milestone row ``row_id`` from ``from_ms`` to ``to_ms`` and apply ``effects``."""
 
     row_id: int
@@ -54,8 +51,7 @@ class Move:
     effects: tuple[Incr, ...]
 
 
-@dataclass(frozen=True)
-class Insert:
+class Insert(NamedTuple):
     """Insert a pending row at ``target_ms`` (after adjustment when ``adjust``)."""
 
     target_ms: Ms

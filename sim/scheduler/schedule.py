@@ -82,9 +82,9 @@ async def schedule_snapshot(
     store, emit, now = ctx.store, ctx.emit, ctx.now
     type_code = TYPE_CODE[type]
     rows = await store.active_schedules(aid, type)
-    active = [ActiveRow(r.id, Status(r.status), r.started_at_ms) for r in rows]
+    active = [ActiveRow(r.id, _STATUS[r.status], r.started_at_ms) for r in rows]
     plan = plan_schedule_snapshot(
-        SnapshotType(type),
+        _TYPE[type],
         target_ms,
         active,
         force=force,
