@@ -33,7 +33,7 @@ from sim.determinism import deterministic_trio
 from sim.engine import Engine
 from sim.events import EventLog, FileSink, Sink
 from sim.metrics import Reducer, ReducerSink, engine_reducers
-from sim.metrics.remote import ProcessReducerSink, merged_result
+from sim.metrics.remote import Finish, ProcessReducerSink, merged_result
 from sim.rng import RandomStreams
 from sim.scenario import Scenario, scenario_sha256
 from sim.units import SECOND_MS, format_instant_ms
@@ -224,39 +224,36 @@ def run_scenario(
 class _Reduction:
     """Where the run's reducers run (``[engine] reducers``): inline sinks of the log, or one
     child process for all of them (:class:`sim.metrics.remote.ProcessReducerSink`). Either
-    way the metrics and tables are the same, bit for bit."""
+    way each group (the metrics; the report's series) ends in the same ``finish`` function,
+    so the metrics and tables are the same, bit for bit."""
 
     def __init__(self, scenario: Scenario, with_series: bool) -> None:
         self.metrics: list[Reducer] = engine_reducers()
         self.series: list[Reducer] | None = [] if with_series else None
-        self.remote: ProcessReducerSink | None = None
-        if _in_process(scenario):
-            self.remote = ProcessReducerSink()
-        self._inline: list[ReducerSink] = []
+        self.remote = ProcessReducerSink() if _in_process(scenario) else None
+        self._inline: list[tuple[ReducerSink, Finish]] = []
 
     def sinks(self) -> list[Sink]:
         """The log's reducer sinks (called once the model has added its reducers)."""
         from sim.report.build import series_tables
 
-        if self.remote is not None:
-            self.remote.add(self.metrics, merged_result)
-            if self.series is not None:
-                self.remote.add(self.series, series_tables)
-            return [self.remote]
-        self._inline = [ReducerSink(self.metrics)]
+        groups: list[tuple[list[Reducer], Finish]] = [(self.metrics, merged_result)]
         if self.series is not None:
-            self._inline.append(ReducerSink(self.series))
-        return list(self._inline)
+            groups.append((self.series, series_tables))
+        if self.remote is not None:
+            for reducers, finish in groups:
+                self.remote.add(reducers, finish)
+            return [self.remote]
+        self._inline = [(ReducerSink(reducers), finish) for reducers, finish in groups]
+        return [sink for sink, _ in self._inline]
 
     def results(self) -> tuple[dict[str, Any], dict[str, Table] | None]:
         """The metrics, and the report's tables (None without a report)."""
-        from sim.report.build import series_tables
-
         if self.remote is not None:
             outcomes = self.remote.outcomes
-            return outcomes[0], (outcomes[1] if self.series is not None else None)
-        tables = None if self.series is None else series_tables(self.series)
-        return self._inline[0].result(), tables
+        else:
+            outcomes = [finish(sink.reducers) for sink, finish in self._inline]
+        return outcomes[0], (outcomes[1] if len(outcomes) > 1 else None)
 
     def describe(self) -> dict[str, Any]:
         """For the manifest: where the reducers ran and, in a child, its peak memory."""

@@ -13,8 +13,8 @@ the inline sink, bit for bit: the reducers see equal chunks in the same order.
 Frames on the child's stdin (parent -> child): a tag byte and a length, then the payload --
 ``O`` the pickled reducer groups and the log header, ``C`` one chunk's bytes, ``E`` the end.
 The child answers once on its stdout: its outcome (the groups' results or its traceback) and
-its peak resident memory. A pipe holds one frame at most, so the parent is never more than a
-chunk ahead and the child's memory is bounded.
+its peak resident memory. The child reads a whole frame before it reduces it, and a pipe holds
+64 KB, so the run is at most one chunk (and a pipe's worth) ahead: the child's memory is bounded.
 
 The child runs in its own process group: a Ctrl-C at the terminal reaches the run, which stops
 and closes the log as partial, and the child then finishes the partial results (non-negotiable
@@ -77,10 +77,6 @@ class ProcessReducerSink:
         assert self._proc.stdout is not None
         self._to: IO[bytes] = self._proc.stdin
         self._from: IO[bytes] = self._proc.stdout
-
-    @property
-    def pid(self) -> int:
-        return self._proc.pid
 
     def add(self, reducers: list[Reducer], finish: Finish) -> None:
         """A group of reducers and the module-level function that turns them into its outcome

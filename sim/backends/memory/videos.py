@@ -35,6 +35,16 @@ def last_at_or_before(snaps: array[int], t_ms: Ms, hi: int | None = None) -> int
     return lo - 1
 
 
+def _closest_row(snaps: array[int], t: Ms, j: int) -> int:
+    """The row closest to ``t``, given ``j``, the last row at or before it (-1 if none); a
+    tie goes to the earlier row (§19.7)."""
+    if j < 0:
+        return 0
+    if snaps[2 * j] == t or j == (len(snaps) >> 1) - 1:
+        return j
+    return j if t - snaps[2 * j] <= snaps[2 * j + 2] - t else j + 1
+
+
 def _answer(snaps: array[int], i: int) -> tuple[Snapshot, tuple[float, float]]:
     """Row ``i``, and the range of twice a target for which it is the closest row (twice the
     midpoints to its neighbours: exact integers; a tie goes to the earlier row)."""
@@ -251,12 +261,7 @@ class VideoTables:
                     break
                 j -= 1
                 steps -= 1
-            if j < 0:
-                i = 0
-            elif snaps[2 * j] == t or j == last:
-                i = j
-            else:  # a tie goes to the earlier row (§19.7)
-                i = j if t - snaps[2 * j] <= snaps[2 * j + 2] - t else j + 1
+            i = _closest_row(snaps, t, j)
             rows[k], out[k], bounds[k] = i, *_answer(snaps, i)
         if len(times_ms) > 1:
             self._lookbacks[aid] = (len(snaps), bounds, out, rows)
@@ -282,13 +287,7 @@ class VideoTables:
             while i > 0 and 2 * t <= snaps[2 * i - 2] + snaps[2 * i] and steps:
                 i, steps = i - 1, steps - 1
             if not steps:
-                j = last_at_or_before(snaps, t)
-                if j < 0:
-                    i = 0
-                elif snaps[2 * j] == t or j == last:
-                    i = j
-                else:
-                    i = j if t - snaps[2 * j] <= snaps[2 * j + 2] - t else j + 1
+                i = _closest_row(snaps, t, last_at_or_before(snaps, t))
             rows[k], out[k], bounds[k] = i, *_answer(snaps, i)
         return list(out)
 
