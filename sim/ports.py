@@ -197,9 +197,11 @@ class SnapshotStore(Protocol):
         ``t_ms``; on a tie the earlier one (reference §11.3, §19.7)."""
         ...
 
-    async def closest_snapshots(self, aid: int, times_ms: Sequence[Ms]) -> list[Snapshot | None]:
-        """:meth:`closest_snapshot` for each of ``times_ms``, in one round trip (the six ETA
-        lookbacks of §11.4; the deployed code makes six queries)."""
+    async def lookback_snapshots(
+        self, aid: int, now_ms: Ms, backs_ms: Sequence[Ms]
+    ) -> Sequence[Snapshot | None]:
+        """:meth:`closest_snapshot` to ``now_ms - back`` for each of ``backs_ms``, in one round
+        trip (the six ETA lookbacks of §11.4; the deployed code makes six queries)."""
         ...
 
     async def snapshot_before(self, aid: int, t_ms: Ms) -> Snapshot | None:

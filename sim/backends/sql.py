@@ -470,10 +470,15 @@ class SqlStore(abc.ABC):
         return None if row is None else Snapshot(int(row[0]), int(row[1]))
 
     async def closest_snapshot(self, aid: int, t_ms: Ms) -> Snapshot | None:
-        return (await self.closest_snapshots(aid, [t_ms]))[0]
+        return (await self._closest(aid, [t_ms]))[0]
+
+    async def lookback_snapshots(
+        self, aid: int, now_ms: Ms, backs_ms: Sequence[Ms]
+    ) -> list[Snapshot | None]:
+        return await self._closest(aid, [now_ms - back for back in backs_ms])
 
     @bridged
-    async def closest_snapshots(self, aid: int, times_ms: Sequence[Ms]) -> list[Snapshot | None]:
+    async def _closest(self, aid: int, times_ms: Sequence[Ms]) -> list[Snapshot | None]:
         if not times_ms:
             return []
         # findClosestSnapshot (reference §11.3) for every target in one round trip: per target,

@@ -211,7 +211,8 @@ class Engine:
         horizon = min(horizon, self.peek_time(), self.until_ms + 1)
         # In due order: a job's horizon is never before its next due time, so once that is at or
         # past the horizon, neither it nor any later job can bring the horizon closer.
-        for other_due, _, other in sorted(self._iters, key=lambda e: (e[0], e[1])):
+        # (due, key) pairs are unique, so a plain sort never compares the iterations.
+        for other_due, _, other in sorted(self._iters):
             if horizon <= due or other_due >= horizon:
                 break
             horizon = min(horizon, await other.idle_horizon(self.now))

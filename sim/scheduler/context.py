@@ -16,7 +16,14 @@ from sim.cvsa.profile import Switches
 from sim.cvsa.retry import Backoff
 from sim.engine import Engine, Job, Queue
 from sim.events import cvsa_kinds as K
-from sim.ports import LockManager, ScheduleStore, SnapshotStore, UpstreamApi, WindowCounter
+from sim.ports import (
+    LockManager,
+    ScheduleStore,
+    Snapshot,
+    SnapshotStore,
+    UpstreamApi,
+    WindowCounter,
+)
 from sim.rng import RandomStreams
 
 
@@ -95,8 +102,10 @@ class Ctx:
     """The ``snapshotVideo`` processor as registered (metered), set by the model."""
     bulk_snapshot_video: Callable[[Job], Coroutine[Any, Any, Any]] | None = None
     """The ``bulkSnapshotVideo`` processor as registered (metered), set by the model."""
-    eta_memo: dict[int, tuple[tuple[object, ...], float]] = field(default_factory=dict)
-    """The last ETA inputs and result per video (see ``estimates.adjusted_eta``)."""
+    eta_memo: dict[int, tuple[Snapshot, tuple[Snapshot | None, ...], float]] = field(
+        default_factory=dict
+    )
+    """The last ETA inputs (latest, lookbacks) and result per video (``estimates.adjusted_eta``)."""
     jitter: random.Random = field(init=False)
     """Offsets inside a window (adjustSnapshotTime's ``Math.random()``)."""
     archive_rng: random.Random = field(init=False)

@@ -22,15 +22,19 @@ async def adjusted_eta(ctx: Ctx, aid: int) -> float:
     latest = await store.latest_snapshot(aid)
     if latest is None:
         return 0.0  # the deployed function returns 0 and writes nothing
-    lookbacks = await store.closest_snapshots(aid, [now - back for back in ETA_LOOKBACKS_MS])
-    inputs = (latest, *lookbacks)
+    lookbacks = tuple(await store.lookback_snapshots(aid, now, ETA_LOOKBACKS_MS))
     cached = ctx.eta_memo.get(aid)
-    if cached is not None and cached[0] == inputs:
-        return cached[1]
+    # The memory store hands back the same tuple while its answer holds: identity first.
+    if (
+        cached is not None
+        and (cached[1] is lookbacks or cached[1] == lookbacks)
+        and cached[0] == latest
+    ):
+        return cached[2]
     est = adjusted_eta_hours(latest, lookbacks, ctx.switches.piecewise_factor)
     eta = to_float4(eta_table_value(latest.views, est.max_speed))
     await store.upsert_eta(EtaRow(aid, eta, est.max_speed, latest.views, now))
-    ctx.eta_memo[aid] = (inputs, est.eta_hours)
+    ctx.eta_memo[aid] = (latest, lookbacks, est.eta_hours)
     return est.eta_hours
 
 

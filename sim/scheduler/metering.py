@@ -43,7 +43,7 @@ KINDS: dict[str, int] = {
             "video_status",
             "latest_snapshot",
             "closest_snapshot",
-            "closest_snapshots",
+            "lookback_snapshots",
             "snapshot_before",
             "get_eta",
             "milestone_candidates",

@@ -205,13 +205,14 @@ async def snapshot_latest_closest_before(s: SnapshotStore) -> None:
     expect(await s.closest_snapshot(9, T0 + 120_000), Snapshot(T0 + 60_000, 160), "tie: earlier")
     expect(await s.closest_snapshot(9, T0 - 5), Snapshot(T0, 100), "before the first")
     expect(await s.closest_snapshot(9, T0 + 10**9), Snapshot(T0 + 180_000, 400), "after last")
-    many = await s.closest_snapshots(9, [T0 + 120_000, T0 - 5, T0 + 179_000])
+    many = await s.lookback_snapshots(9, T0 + 180_000, (60_000, 180_005, 1_000, 1_000))
     expect(
-        many,
-        [Snapshot(T0 + 60_000, 160), Snapshot(T0, 100), Snapshot(T0 + 180_000, 400)],
-        "batch of closest snapshots",
+        list(many),
+        [Snapshot(T0 + 60_000, 160), Snapshot(T0, 100)] + [Snapshot(T0 + 180_000, 400)] * 2,
+        "lookbacks: the closest snapshot to now - back, for each back",
     )
-    expect(await s.closest_snapshots(10, [T0]), [None], "batch for a video without snapshots")
+    expect(list(await s.lookback_snapshots(9, T0 + 200_000, (80_000,))), [many[0]], "asked again")
+    expect(list(await s.lookback_snapshots(10, T0, (0,))), [None], "a video without snapshots")
 
 
 async def snapshot_unique(s: SnapshotStore) -> None:

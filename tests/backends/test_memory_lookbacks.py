@@ -1,9 +1,10 @@
-"""The memory store's lookback answers (``closest_snapshots``) equal the reference
+"""The memory store's lookback answers (``lookback_snapshots``) equal the reference
 ``find_closest_snapshot`` whatever came before: the answer it keeps between calls (reused while
 each target stays between the same midpoints) must never outlive a moved target or a new row."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import trio
@@ -40,8 +41,9 @@ def test_lookbacks_always_equal_the_reference(sequence: list[tuple[Any, ...]]) -
             elif step[0] == "advance":
                 now += step[1]
             else:
-                targets = [now - back for back in BACKS[: step[1]]]
-                got = await store.closest_snapshots(AID, targets)
+                backs = tuple(BACKS[: step[1]])
+                targets = [now - back for back in backs]
+                got = list(await store.lookback_snapshots(AID, now, backs))
                 ordered = [Snapshot(t, v) for t, v in sorted(rows.items())]
                 assert got == [find_closest_snapshot(ordered, t) for t in targets], step
 
@@ -55,7 +57,7 @@ def test_a_kept_answer_follows_the_midpoint_and_the_tie_rule() -> None:
             await store.insert_snapshot(AID, t, t)
         # Midpoints at 5 and 15; a target exactly on one goes to the earlier row (§19.7).
         times = (4, 5, 6, 15, 16, 15, 14, 5, 4, 16, 5)  # forward, back onto each tie, jumps
-        return [await store.closest_snapshots(AID, [t, t - 100]) for t in times]
+        return [list(await store.lookback_snapshots(AID, t, (0, 100))) for t in times]
 
     answers = trio.run(run)
     rows = [a[0].created_at_ms for a in answers if a[0] is not None]
@@ -63,16 +65,32 @@ def test_a_kept_answer_follows_the_midpoint_and_the_tie_rule() -> None:
 
 
 def test_a_kept_answer_narrows_when_a_row_is_appended() -> None:
-    async def run() -> list[list[Snapshot | None]]:
+    async def run() -> list[Sequence[Snapshot | None]]:
         store = MemoryStore()
         for t in (0, 10):
             await store.insert_snapshot(AID, t, t)
-        out = [await store.closest_snapshots(AID, [16, 2])]  # row 10, kept with no upper bound
+        out = [await store.lookback_snapshots(AID, 16, (0, 14))]  # row 10, no upper bound
         await store.insert_snapshot(AID, 20, 20)  # its range now ends at the midpoint, 15
-        out.append(await store.closest_snapshots(AID, [16, 2]))
+        out.append(await store.lookback_snapshots(AID, 16, (0, 14)))
         await store.insert_snapshot(AID, 5, 5)  # before the last row: the kept answer goes
-        out.append(await store.closest_snapshots(AID, [4, 2]))
+        out.append(await store.lookback_snapshots(AID, 4, (0, 2)))
         return out
 
     answers = trio.run(run)
     assert [[s.created_at_ms for s in a if s] for a in answers] == [[10, 0], [20, 0], [5, 0]]
+
+
+def test_a_held_answer_is_the_same_object() -> None:
+    """The ETA memo (``estimates.adjusted_eta``) relies on identity to skip its comparison."""
+
+    async def run() -> list[bool]:
+        store = MemoryStore()
+        for t in (0, 10, 20):
+            await store.insert_snapshot(AID, t, t)
+        first = await store.lookback_snapshots(AID, 21, (0, 12))  # rows 20 and 10
+        same = await store.lookback_snapshots(AID, 24, (0, 12))  # targets 24, 12: still held
+        still = await store.lookback_snapshots(AID, 26, (0, 12))  # 14: row 10 (midpoint 15)
+        left = await store.lookback_snapshots(AID, 28, (0, 12))  # target 16: row 20 now
+        return [same is first, still is first, left is first, left[1] == Snapshot(20, 20)]
+
+    assert trio.run(run) == [True, True, False, True]

@@ -34,6 +34,9 @@ ID_BITS = 32
 """Heap keys are ``started_at << 32 | id``: one int per entry instead of a tuple."""
 _ID_MASK = (1 << ID_BITS) - 1
 _ORDER_RANK = {"normal": 0, "archive": 1}
+_new = tuple.__new__
+"""Builds a row without the NamedTuple's generated ``__new__`` (half the cost; rows are built
+for every status change and lookup)."""
 
 ActiveHook = Callable[[int, int, bool], None]
 """Called with (aid, type code, now_active) when a video gains its first or loses its last
@@ -74,13 +77,16 @@ class ScheduleTable:
         self._on_active_change = on_active_change
 
     def _row(self, i: int) -> ScheduleRow:
-        return ScheduleRow(
-            i,
-            self._slot_aid[self._row_slot[i]],
-            TYPES[self._type[i]],
-            STATUSES[self._status[i]],
-            self._started[i],
-            self._created[i],
+        return _new(
+            ScheduleRow,
+            (
+                i,
+                self._slot_aid[self._row_slot[i]],
+                TYPES[self._type[i]],
+                STATUSES[self._status[i]],
+                self._started[i],
+                self._created[i],
+            ),
         )
 
     def _active_of(self, aid: int, type_code: int) -> int:

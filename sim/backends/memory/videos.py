@@ -12,12 +12,15 @@ from __future__ import annotations
 import math
 from array import array
 from collections.abc import Sequence
+from typing import NamedTuple
 
 from sim.cvsa.milestones import milestone_candidate
 from sim.ports import EtaRow, Snapshot
 from sim.units import Ms
 
 IS_VIDEO, IS_SONG, HAS_ETA = 1, 2, 4
+_new = tuple.__new__
+"""Builds a Snapshot without the NamedTuple's generated ``__new__`` (half the cost)."""
 
 
 def last_at_or_before(snaps: array[int], t_ms: Ms, hi: int | None = None) -> int:
@@ -49,15 +52,39 @@ def _answer(snaps: array[int], i: int) -> tuple[Snapshot, tuple[float, float]]:
     """Row ``i``, and the range of twice a target for which it is the closest row (twice the
     midpoints to its neighbours: exact integers; a tie goes to the earlier row)."""
     last = (len(snaps) >> 1) - 1
-    return Snapshot(snaps[2 * i], snaps[2 * i + 1]), (
+    return _new(Snapshot, (snaps[2 * i], snaps[2 * i + 1])), (
         snaps[2 * i - 2] + snaps[2 * i] if i > 0 else -math.inf,
         snaps[2 * i] + snaps[2 * i + 2] if i < last else math.inf,
     )
 
 
-_Lookbacks = tuple[int, list[tuple[float, float]], list[Snapshot | None], list[int]]
-"""A kept ``closest_snapshots`` answer: the snapshot array's length it was computed for, and
-for each target the range of twice the target it holds for, the answer, and the answer's row."""
+class _Lookbacks(NamedTuple):
+    """A kept ``lookback_snapshots`` answer."""
+
+    n: int
+    """The snapshot array's length it was computed for."""
+    backs: Sequence[Ms]
+    lo2: float
+    hi2: float
+    """It holds while ``lo2 < 2 * now <= hi2``: the intersection of the targets' ranges, each
+    shifted by twice its lookback."""
+    bounds: list[tuple[float, float]]
+    """Per target, the range of twice the target for which its answer is the closest row."""
+    out: tuple[Snapshot | None, ...]
+    rows: list[int]
+
+
+def _kept(
+    n: int,
+    backs: Sequence[Ms],
+    bounds: list[tuple[float, float]],
+    out: tuple[Snapshot | None, ...],
+    rows: list[int],
+) -> _Lookbacks:
+    lo2 = max([lo + 2 * back for (lo, _), back in zip(bounds, backs, strict=True)])
+    hi2 = min([hi + 2 * back for (_, hi), back in zip(bounds, backs, strict=True)])
+    return _Lookbacks(n, backs, lo2, hi2, bounds, out, rows)
+
 
 WALK_STEPS = 4
 """Snapshots walked back one by one before a binary search takes over: most lookback targets
@@ -82,7 +109,7 @@ class VideoTables:
         self._candidates: set[int] = set()
         self._candidates_wide: set[int] = set()
         self._lookbacks: dict[int, _Lookbacks] = {}
-        """aid -> the last multi-target closest_snapshots answer; narrowed when a snapshot is
+        """aid -> the last lookback_snapshots answer; narrowed when a snapshot is
         appended, dropped when one is inserted before the last."""
 
     def _slot_of(self, aid: int) -> int:
@@ -207,20 +234,21 @@ class VideoTables:
         memo = self._lookbacks.get(aid)
         if memo is None:
             return
-        n, bounds, out, rows = memo
+        n, backs, _, _, bounds, out, rows = memo
         last = (n >> 1) - 1
         for k, i in enumerate(rows):
             if i == last:
                 bounds[k] = (bounds[k][0], snaps[2 * last] + t_ms)
-        self._lookbacks[aid] = (n + 2, bounds, out, rows)
+        self._lookbacks[aid] = _kept(n + 2, backs, bounds, out, rows)
 
     def _snapshots(self, aid: int) -> array[int] | None:
         s = self._slot.get(aid)
         return None if s is None else self._snaps[s]
 
     async def latest_snapshot(self, aid: int) -> Snapshot | None:
-        snaps = self._snapshots(aid)
-        return None if snaps is None else Snapshot(snaps[-2], snaps[-1])
+        s = self._slot.get(aid)  # inlined _snapshots: asked for every candidate every pass
+        snaps = None if s is None else self._snaps[s]
+        return None if snaps is None else _new(Snapshot, (snaps[-2], snaps[-1]))
 
     async def snapshot_before(self, aid: int, t_ms: Ms) -> Snapshot | None:
         snaps = self._snapshots(aid)
@@ -230,23 +258,30 @@ class VideoTables:
         return None if i < 0 else Snapshot(snaps[2 * i], snaps[2 * i + 1])
 
     async def closest_snapshot(self, aid: int, t_ms: Ms) -> Snapshot | None:
-        return (await self.closest_snapshots(aid, [t_ms]))[0]
-
-    async def closest_snapshots(self, aid: int, times_ms: Sequence[Ms]) -> list[Snapshot | None]:
         snaps = self._snapshots(aid)
         if snaps is None:
-            return [None] * len(times_ms)
+            return None
+        i = _closest_row(snaps, t_ms, last_at_or_before(snaps, t_ms))
+        return Snapshot(snaps[2 * i], snaps[2 * i + 1])
+
+    async def lookback_snapshots(
+        self, aid: int, now_ms: Ms, backs_ms: Sequence[Ms]
+    ) -> tuple[Snapshot | None, ...]:
+        s = self._slot.get(aid)
+        snaps = None if s is None else self._snaps[s]
+        if snaps is None or not backs_ms:
+            return (None,) * len(backs_ms)
         memo = self._lookbacks.get(aid)
-        if memo is not None and memo[0] == len(snaps) and len(memo[1]) == len(times_ms):
+        if memo is not None and memo.n == len(snaps) and memo.backs == backs_ms:
             # The milestone dispatcher asks again five minutes later: each answer holds as long
-            # as its target stays between the same midpoints; only targets that left theirs
-            # are looked up again, from where their answer was.
-            for (lo2, hi2), t in zip(memo[1], times_ms, strict=False):
-                if not lo2 < 2 * t <= hi2:
-                    return self._refresh(snaps, memo, times_ms)
-            return list(memo[2])
+            # as its target stays between the same midpoints (one interval test for all of
+            # them); only targets that left theirs are looked up again, from where they were.
+            if memo.lo2 < 2 * now_ms <= memo.hi2:
+                return memo.out
+            return self._refresh(aid, snaps, memo, now_ms)
         # One backward walk serves every target (a handful, mostly near the end of the list),
-        # latest target first; a reverse sort is stable, so equal targets keep their order.
+        # latest target first; a stable sort, so equal targets keep their order.
+        times_ms = [now_ms - back for back in backs_ms]
         out: list[Snapshot | None] = [None] * len(times_ms)
         bounds: list[tuple[float, float]] = [(0.0, 0.0)] * len(times_ms)
         rows = [0] * len(times_ms)
@@ -263,19 +298,19 @@ class VideoTables:
                 steps -= 1
             i = _closest_row(snaps, t, j)
             rows[k], out[k], bounds[k] = i, *_answer(snaps, i)
-        if len(times_ms) > 1:
-            self._lookbacks[aid] = (len(snaps), bounds, out, rows)
-        return list(out)
+        kept = self._lookbacks[aid] = _kept(len(snaps), backs_ms, bounds, tuple(out), rows)
+        return kept.out
 
-    @staticmethod
     def _refresh(
-        snaps: array[int], memo: _Lookbacks, times_ms: Sequence[Ms]
-    ) -> list[Snapshot | None]:
+        self, aid: int, snaps: array[int], memo: _Lookbacks, now_ms: Ms
+    ) -> tuple[Snapshot | None, ...]:
         """Move each answer whose target left its range to the target's closest row: a few
         steps from where it was (targets move with the clock), else a binary search."""
-        _, bounds, out, rows = memo
+        _, backs, _, _, bounds, kept_out, rows = memo
+        out = list(kept_out)
         last = (len(snaps) >> 1) - 1
-        for k, t in enumerate(times_ms):
+        for k, back in enumerate(backs):
+            t = now_ms - back
             lo2, hi2 = bounds[k]
             if lo2 < 2 * t <= hi2:
                 continue
@@ -289,7 +324,8 @@ class VideoTables:
             if not steps:
                 i = _closest_row(snaps, t, last_at_or_before(snaps, t))
             rows[k], out[k], bounds[k] = i, *_answer(snaps, i)
-        return list(out)
+        kept = self._lookbacks[aid] = _kept(memo.n, backs, bounds, tuple(out), rows)
+        return kept.out
 
     # -- eta and milestone candidates ---------------------------------------------------------
     async def upsert_eta(self, row: EtaRow) -> None:
