@@ -63,7 +63,7 @@ class _Lookbacks(NamedTuple):
 
     n: int
     """The snapshot array's length it was computed for."""
-    backs: Sequence[Ms]
+    backs: tuple[Ms, ...]
     lo2: float
     hi2: float
     """It holds while ``lo2 < 2 * now <= hi2``: the intersection of the targets' ranges, each
@@ -76,11 +76,14 @@ class _Lookbacks(NamedTuple):
 
 def _kept(
     n: int,
-    backs: Sequence[Ms],
+    backs: tuple[Ms, ...],
     bounds: list[tuple[float, float]],
     out: tuple[Snapshot | None, ...],
     rows: list[int],
 ) -> _Lookbacks:
+    """The answer to keep. Target ``k`` is ``now - back_k`` and holds while
+    ``lo_k < 2 * (now - back_k) <= hi_k``, that is ``lo_k + 2 * back_k < 2 * now <= hi_k + 2 *
+    back_k``: all of them hold on the intersection of those intervals of ``2 * now``."""
     lo2 = max([lo + 2 * back for (lo, _), back in zip(bounds, backs, strict=True)])
     hi2 = min([hi + 2 * back for (_, hi), back in zip(bounds, backs, strict=True)])
     return _Lookbacks(n, backs, lo2, hi2, bounds, out, rows)
@@ -271,8 +274,9 @@ class VideoTables:
         snaps = None if s is None else self._snaps[s]
         if snaps is None or not backs_ms:
             return (None,) * len(backs_ms)
+        backs = tuple(backs_ms)  # the same object for a tuple; kept with the answer
         memo = self._lookbacks.get(aid)
-        if memo is not None and memo.n == len(snaps) and memo.backs == backs_ms:
+        if memo is not None and memo.n == len(snaps) and memo.backs == backs:
             # The milestone dispatcher asks again five minutes later: each answer holds as long
             # as its target stays between the same midpoints (one interval test for all of
             # them); only targets that left theirs are looked up again, from where they were.
@@ -281,7 +285,7 @@ class VideoTables:
             return self._refresh(aid, snaps, memo, now_ms)
         # One backward walk serves every target (a handful, mostly near the end of the list),
         # latest target first; a stable sort, so equal targets keep their order.
-        times_ms = [now_ms - back for back in backs_ms]
+        times_ms = [now_ms - back for back in backs]
         out: list[Snapshot | None] = [None] * len(times_ms)
         bounds: list[tuple[float, float]] = [(0.0, 0.0)] * len(times_ms)
         rows = [0] * len(times_ms)
@@ -298,7 +302,7 @@ class VideoTables:
                 steps -= 1
             i = _closest_row(snaps, t, j)
             rows[k], out[k], bounds[k] = i, *_answer(snaps, i)
-        kept = self._lookbacks[aid] = _kept(len(snaps), backs_ms, bounds, tuple(out), rows)
+        kept = self._lookbacks[aid] = _kept(len(snaps), backs, bounds, tuple(out), rows)
         return kept.out
 
     def _refresh(
