@@ -25,6 +25,8 @@ class MemoryStore(ScheduleTable, VideoTables):
         )
         self._idle_songs: dict[int, set[int]] = {t: set() for t in _TRACKED}
         self._idle_others: dict[int, set[int]] = {t: set() for t in _TRACKED_OTHERS}
+        self._idle_peak: dict[tuple[bool, int], int] = {}
+        """(songs?, type) -> the most entries its set was seen with since it was rebuilt."""
 
     def _active_changed(self, aid: int, type: int, active: bool) -> None:
         if type not in self._idle_songs:
@@ -53,17 +55,30 @@ class MemoryStore(ScheduleTable, VideoTables):
             elif others is not None:
                 others.add(aid)
 
+    def _idle(self, songs: bool, code: int) -> list[int]:
+        """The sorted members of an anti-join set, which is rebuilt once it holds an eighth of
+        what it was seen with: a set never shrinks its table on removals, and the start-up
+        dispatch empties the set of 1.8M non-songs (a 64 MB table) in one pass."""
+        sets = self._idle_songs if songs else self._idle_others
+        idle = sets[code]
+        peak = max(self._idle_peak.get((songs, code), 0), len(idle))
+        if len(idle) * 8 < peak:
+            idle = sets[code] = set(idle)
+            peak = len(idle)
+        self._idle_peak[songs, code] = peak
+        return sorted(idle)
+
     async def songs_without_active_schedule(self, type: str) -> list[int]:
         code = TYPE_CODE[type]
         if code in self._idle_songs:
-            return sorted(self._idle_songs[code])
+            return self._idle(True, code)
         active = await self.aids_with_active_schedule(type)
         return [a for a in await self.song_aids() if a not in active]
 
     async def non_songs_without_active_schedule(self, type: str) -> list[int]:
         code = TYPE_CODE[type]
         if code in self._idle_others:
-            return sorted(self._idle_others[code])
+            return self._idle(False, code)
         active = await self.aids_with_active_schedule(type)
         songs = set(await self.song_aids())
         return [a for a in await self.video_aids() if a not in songs and a not in active]
