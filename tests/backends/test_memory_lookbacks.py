@@ -17,10 +17,18 @@ from sim.ports import Snapshot
 
 AID = 7
 BACKS = [0, 3, 20, 60, 180]
+NEAR = 95_000
+"""Views in the [90k, 100k) band: the video stays a milestone candidate (§11.1), the only
+kind whose lookback answer is kept between calls."""
 
 steps = st.lists(
     st.one_of(
-        st.tuples(st.just("insert"), st.integers(0, 400), st.integers(0, 10**6)),
+        # Mostly near a milestone (answers kept), sometimes not (answers dropped).
+        st.tuples(
+            st.just("insert"),
+            st.integers(0, 400),
+            st.one_of(st.integers(NEAR, NEAR + 4_999), st.integers(0, 10**6)),
+        ),
         st.tuples(st.just("advance"), st.integers(-15, 40)),  # targets may also go back
         st.tuples(st.just("query"), st.integers(1, len(BACKS))),
     ),
@@ -68,11 +76,13 @@ def test_a_kept_answer_narrows_when_a_row_is_appended() -> None:
     async def run() -> list[Sequence[Snapshot | None]]:
         store = MemoryStore()
         for t in (0, 10):
-            await store.insert_snapshot(AID, t, t)
+            await store.insert_snapshot(AID, t, NEAR + t)
         out = [await store.lookback_snapshots(AID, 16, (0, 14))]  # row 10, no upper bound
-        await store.insert_snapshot(AID, 20, 20)  # its range now ends at the midpoint, 15
+        kept = store._lookbacks[AID]
+        await store.insert_snapshot(AID, 20, NEAR + 20)  # its range now ends at the midpoint, 15
+        assert store._lookbacks[AID].out is kept.out  # narrowed, not recomputed
         out.append(await store.lookback_snapshots(AID, 16, (0, 14)))
-        await store.insert_snapshot(AID, 5, 5)  # before the last row: the kept answer goes
+        await store.insert_snapshot(AID, 5, NEAR + 5)  # before the last row: the kept answer goes
         out.append(await store.lookback_snapshots(AID, 4, (0, 2)))
         return out
 
@@ -86,11 +96,31 @@ def test_a_held_answer_is_the_same_object() -> None:
     async def run() -> list[bool]:
         store = MemoryStore()
         for t in (0, 10, 20):
-            await store.insert_snapshot(AID, t, t)
+            await store.insert_snapshot(AID, t, NEAR + t)
         first = await store.lookback_snapshots(AID, 21, (0, 12))  # rows 20 and 10
         same = await store.lookback_snapshots(AID, 24, (0, 12))  # targets 24, 12: still held
         still = await store.lookback_snapshots(AID, 26, (0, 12))  # 14: row 10 (midpoint 15)
         left = await store.lookback_snapshots(AID, 28, (0, 12))  # target 16: row 20 now
-        return [same is first, still is first, left is first, left[1] == Snapshot(20, 20)]
+        return [same is first, still is first, left is first, left[1] == Snapshot(20, NEAR + 20)]
 
     assert trio.run(run) == [True, True, False, True]
+
+
+def test_an_answer_is_not_kept_for_a_video_that_stops_being_a_candidate() -> None:
+    """Kept answers are for the milestone dispatcher's candidates, asked every five minutes; a
+    video that leaves the set (here its views pass the 100k band) must not hold one all run."""
+
+    async def run() -> tuple[bool, bool, list[Snapshot | None]]:
+        store = MemoryStore()
+        for t in (0, 10, 20):
+            await store.insert_snapshot(AID, t, NEAR + t)
+        await store.lookback_snapshots(AID, 21, (0, 12))
+        held = AID in store._lookbacks
+        await store.insert_snapshot(AID, 30, 150_000)  # past the milestone: not a candidate
+        dropped = AID not in store._lookbacks
+        return held, dropped, list(await store.lookback_snapshots(AID, 31, (0, 12)))
+
+    held, dropped, answer = trio.run(run)
+    assert held
+    assert dropped
+    assert answer == [Snapshot(30, 150_000), Snapshot(20, NEAR + 20)]

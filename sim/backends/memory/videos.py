@@ -113,7 +113,8 @@ class VideoTables:
         self._candidates_wide: set[int] = set()
         self._lookbacks: dict[int, _Lookbacks] = {}
         """aid -> the last lookback_snapshots answer; narrowed when a snapshot is
-        appended, dropped when one is inserted before the last."""
+        appended, dropped when one is inserted before the last or the video stops being a
+        milestone candidate."""
 
     def _slot_of(self, aid: int) -> int:
         s = self._slot.get(aid)
@@ -364,6 +365,10 @@ class VideoTables:
             self._candidates_wide.add(aid)
         else:
             self._candidates_wide.discard(aid)
+            # No longer asked about every five minutes: its kept lookback answer (about 750
+            # bytes) would otherwise stay for the rest of the run, one per video that was ever
+            # a candidate. Asked again, it is computed afresh.
+            self._lookbacks.pop(aid, None)
 
     async def milestone_candidates(self, wide: bool) -> list[int]:
         return sorted(self._candidates_wide if wide else self._candidates)
