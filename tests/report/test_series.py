@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from sim.events import cvsa_kinds as K
 from sim.events.engine_kinds import JobAdded, JobFinished, JobStarted, RunEnded, RunStarted
@@ -17,6 +18,7 @@ TZ = 8 * HOUR_MS
 NEW, MILESTONE, NORMAL, ARCHIVE = (K.SNAPSHOT_TYPE.code(w) for w in K.SNAPSHOT_TYPE.words)
 FORWARD, EXACT, EXHAUSTED = (K.PLACEMENT.code(w) for w in ("forward", "exact", "exhausted"))
 PENDING = K.SCHEDULE_STATUS.code("pending")
+TYPES_ = K.SNAPSHOT_TYPE.words
 
 
 def test_the_span_runs_from_start_to_end_and_says_partial() -> None:
@@ -129,6 +131,53 @@ def test_hourly_lateness_percentiles_per_type_and_all() -> None:
     expected = np.percentile(np.array(late_new) / 1000, [50, 90, 99], method="linear")
     assert [t.floats(f"p{p}_s")[0] for p in (50, 90, 99)] == expected.tolist()
     assert t.floats("max_s").tolist() == [4.0, -0.5, 4.0, 0.005, 0.005]
+
+
+def test_hourly_lateness_streams_hour_by_hour_and_equals_keeping_every_sample() -> None:
+    """Rows of complete hours are computed as the log moves on and their samples dropped; the
+    table is what grouping every sample at the end gives, however the log is chunked."""
+    rng = np.random.default_rng(11)
+    n = 3_000
+    t = np.sort(rng.integers(T0, T0 + 6 * HOUR_MS, n))
+    types = rng.integers(-1, 4, n)  # discovery (-1) included: it has no due time
+    late = rng.integers(-2_000, 900_000, n)
+    log = Script()
+    for ti, ty, la in zip(t.tolist(), types.tolist(), late.tolist(), strict=True):
+        due = -1 if ty < 0 else ti - la
+        log(K.SnapshotTaken, ti, 5, -1 if ty < 0 else 1, ty, due, 1, 0, ti)
+    expected = []
+    hours = (t + TZ) // HOUR_MS
+    for h in np.unique(hours).tolist():
+        mine = (hours == h) & (types >= 0)
+        groups = [(c, late[mine & (types == c)]) for c in range(4)]
+        for word, g in [*((TYPES_[c], g) for c, g in groups if len(g)), ("all", late[mine])]:
+            pct = np.percentile(g / 1000, [50, 90, 99], method="linear").tolist()
+            expected.append((h * HOUR_MS - TZ, word, len(g), *pct, g.max() / 1000))
+    for size in (1, 7, 500, n):
+        lateness = LatenessOverTime(TZ)
+        feed(lateness, log.chunks(*range(size, n, size)))
+        if size < 60:  # a chunk within one hour: only the last hour still holds samples
+            assert len(lateness._open) == 1
+        table = lateness.tables(Span(T0, T0 + 6 * HOUR_MS, False))["lateness_hourly"]
+        got = list(
+            zip(
+                table.ints("hour_start_ms").tolist(),
+                table.texts("type").tolist(),
+                table.ints("count").tolist(),
+                *(table.floats(c).tolist() for c in ("p50_s", "p90_s", "p99_s", "max_s")),
+                strict=True,
+            )
+        )
+        assert got == expected, size
+
+
+def test_hourly_lateness_refuses_a_log_that_goes_back_an_hour() -> None:
+    log = Script()
+    log(K.SnapshotTaken, T0 + 2 * HOUR_MS, 5, 1, NEW, T0, 1, 0, T0)
+    log(K.SnapshotTaken, T0 + 5, 5, 2, NEW, T0, 1, 0, T0)
+    lateness = LatenessOverTime(TZ)
+    with pytest.raises(RuntimeError, match="went back"):
+        feed(lateness, log.chunks(1))
 
 
 def test_cleanup_deletions_per_local_hour_and_type() -> None:
