@@ -8,12 +8,15 @@ import csv
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import numpy as np
+import pytest
 
 from sim.report import TABLES, crossings_for, read_tables
 from sim.report.build import load_run_scenario
 from sim.report.figures import RUN_FIGURES
+from sim.units import HOUR_MS
 from tests.report.conftest import sim
 
 PNGS = [name for name, _, _ in RUN_FIGURES]
@@ -160,3 +163,36 @@ def test_run_without_plots_writes_the_series_only(tmp_path: Path) -> None:
     assert not (out / "report.html").exists()
     rows = list(csv.DictReader((out / "windows.csv").read_text().splitlines()))
     assert rows[0]["window_start"] == "2031-01-06T00:00+08:00"
+
+
+def test_the_model_is_let_go_before_the_report_is_drawn(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """At full scale the model holds 1.6 GB when the run ends; drawing the report (matplotlib)
+    while it is still alive would add to the run's peak memory."""
+    import weakref
+
+    import sim.report
+    from sim.runner import run_scenario
+    from sim.scenario import load_scenario
+    from sim.scheduler import build_cvsa_model
+    from tests.report.conftest import SCENARIO
+
+    models: list[weakref.ref[Any]] = []
+
+    def build(*args: Any) -> Any:
+        model = build_cvsa_model(*args)
+        models.append(weakref.ref(model.ctx.store))
+        return model
+
+    alive_at_report: list[bool] = []
+    write = sim.report.write_report
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        alive_at_report.append(models[0]() is not None)
+        return write(*args, **kwargs)
+
+    monkeypatch.setattr(sim.report, "write_report", spy)
+    scenario = load_scenario(SCENARIO).model_copy(update={"duration": HOUR_MS})
+    run_scenario(scenario, build, out_dir=tmp_path / "run", report=True, plots=False)
+    assert alive_at_report == [False]
