@@ -4,8 +4,11 @@
     python bench/scheduler.py --full-scale       # also full-scale (2M videos, 30 days): long
     python bench/scheduler.py SCENARIO [...]     # any scenario files
     python bench/scheduler.py --by-day ...       # also wall time and memory at every simulated day
+    python bench/scheduler.py --report ...       # also write the report, as `sim run` does
 
 Each scenario runs in its own process, so that peak memory (max RSS) is that run's alone.
+Without ``--report`` the run computes its metrics but writes no report (time series, plots,
+HTML); with it, the peak is that of the command users run (`sim run SCENARIO`).
 Budgets (issue 4): baseline under 60 s; full-scale must complete, with the goal of 30 days in
 under ~4.5 minutes (10,000x real time) within 2 GB.
 """
@@ -26,6 +29,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 CHILD = """
 import json, os, resource, sys, time
+from pathlib import Path
 from sim.runner import run_scenario
 from sim.scenario import load_scenario
 from sim.scheduler import build_cvsa_model
@@ -54,7 +58,11 @@ def children():
         with open(f"/proc/self/task/{task}/children") as f:
             pids += f.read().split()
     return pids
-r = run_scenario(sc, build_cvsa_model, observer=by_day if len(sys.argv) > 2 else None)
+report = "report" in sys.argv[2:]
+r = run_scenario(
+    sc, build_cvsa_model, observer=by_day if "by-day" in sys.argv[2:] else None,
+    out_dir=Path("out") if report else None, report=report,
+)
 m = r.manifest
 print(json.dumps({
     "wall_s": m["wall_seconds"], "simulated_s": m["simulated_seconds"],
@@ -67,11 +75,12 @@ print(json.dumps({
 """
 
 
-def run(path: Path, by_day: bool) -> dict[str, Any]:
+def run(path: Path, by_day: bool, report: bool) -> dict[str, Any]:
     t0 = time.perf_counter()
+    flags = [*(["by-day"] if by_day else []), *(["report"] if report else [])]
     with tempfile.TemporaryDirectory() as tmp:
         out = subprocess.run(
-            [sys.executable, "-c", CHILD, str(path), *(["by-day"] if by_day else [])],
+            [sys.executable, "-c", CHILD, str(path), *flags],
             cwd=tmp,
             check=True,
             stdout=subprocess.PIPE,  # stderr passes through: --by-day lines, and any error
@@ -104,6 +113,9 @@ def main() -> None:
     parser.add_argument(
         "--by-day", action="store_true", help="print the wall time at each simulated day"
     )
+    parser.add_argument(
+        "--report", action="store_true", help="also write each run's report (as `sim run` does)"
+    )
     args = parser.parse_args()
     # Resolved here: each child runs in its own temporary directory.
     paths = [p.resolve() for p in args.scenarios] or [ROOT / "scenarios" / "baseline.toml"]
@@ -120,7 +132,7 @@ def main() -> None:
     )
     for path in paths:
         try:
-            r = run(path, args.by_day)
+            r = run(path, args.by_day, args.report)
         except subprocess.CalledProcessError:  # the child printed its error to stderr
             sys.exit(f"bench: {path.stem} failed (its error is above)")
         print(
