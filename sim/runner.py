@@ -184,24 +184,32 @@ def run_scenario(
         raise
 
     started = wall_seconds()
+    finished = False
     with deterministic_trio(scenario.seed):
         try:
             trio.run(_main, engine, model, chosen, scenario.end_ms, handle_sigint)
+            finished = True
         except BaseExceptionGroup as group:  # trio's nurseries wrap errors in groups
             backend = group.subgroup(BackendError)
             if backend is not None:  # an environment problem: one clear line upstream
                 raise _first_leaf(backend) from None
             raise
         finally:
-            reduction.terminate()  # the log closed (the results are in) or never will
-    wall = wall_seconds() - started
-    manifest = _manifest(scenario, engine, log, wall, speed, spec)
-    manifest["reducers"] = reduction.describe()
-    metrics, tables = reduction.results()
-    # Nothing below needs the model: let it go before the report is drawn (matplotlib adds
-    # about 100 MB, and at full scale the model still held 1.6 GB; its objects form cycles).
+            if not finished:  # nobody will read the reducer process's answer
+                reduction.terminate()
+    # The log is closed. Nothing below needs the model: it is let go before the results are
+    # waited for (a reducer process computes them now) and before the report is drawn
+    # (matplotlib), so that neither adds to the model's memory (1.6 GB at full scale). Its
+    # objects form cycles, hence the collection.
     del model, chosen
     gc.collect()
+    try:
+        metrics, tables = reduction.results()
+    finally:
+        reduction.terminate()
+    wall = wall_seconds() - started  # until the results are known, as the user waits
+    manifest = _manifest(scenario, engine, log, wall, speed, spec)
+    manifest["reducers"] = reduction.describe()
     if out_dir is not None:
         out_dir.mkdir(parents=True, exist_ok=True)
         (out_dir / MANIFEST_FILE).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")

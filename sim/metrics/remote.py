@@ -51,14 +51,16 @@ class ProcessReducerSink:
 
     Construct it early (the child imports numpy and the reducers while the world is built), add
     groups with :meth:`add` before the log opens, and read :attr:`outcomes` (one per group, in
-    order) after the log closes. :meth:`terminate` ends the child if the log never closes.
+    order) after the log closes. :meth:`terminate` ends the child when its answer will not be
+    read (the log never closed, or the run failed after).
     """
 
     def __init__(self) -> None:
         self.groups: list[tuple[list[Reducer], Finish]] = []
-        self.outcomes: list[Any] = []
+        self._outcomes: list[Any] | None = None
         self.child_peak_kb = 0
-        """The child's peak resident memory (its own ``ru_maxrss``), known after close."""
+        """The child's peak resident memory (its own ``ru_maxrss``), known once
+        :attr:`outcomes` has been read."""
         self._done = False
         package_root = str(Path(__file__).resolve().parents[2])
         env = dict(os.environ)
@@ -96,11 +98,24 @@ class ProcessReducerSink:
         self._send(b"C", raw)
 
     def close(self, fingerprint: str, partial: bool) -> None:
+        # The answer is read later (:attr:`outcomes`): the run's process can let its model go
+        # while the child computes the results, so that the two peaks do not add up.
         if self._done:  # the child failed earlier, and that error was raised then
             return
         self._send(b"E", b"")
-        self._to.close()
-        self._receive()
+        if not self._done:
+            self._to.close()
+
+    @property
+    def outcomes(self) -> list[Any]:
+        """One outcome per group, in order; waits for the child's answer (after close), and
+        raises :class:`ReducerProcessError` if it failed."""
+        if self._outcomes is None:
+            if self._done:
+                raise ReducerProcessError("the reducer process was ended before it answered")
+            self._receive()
+        assert self._outcomes is not None
+        return self._outcomes
 
     # -- the child's lifetime --------------------------------------------------------------------
     def terminate(self) -> None:
@@ -138,7 +153,7 @@ class ProcessReducerSink:
         self.terminate()
         if status != "ok":
             raise ReducerProcessError(f"the reducer process failed:\n{value}")
-        self.outcomes = value
+        self._outcomes = value
 
 
 def merged_result(reducers: list[Reducer]) -> dict[str, Any]:

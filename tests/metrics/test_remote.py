@@ -97,8 +97,14 @@ def test_the_sink_gives_the_inline_results_for_any_chunking() -> None:
 def test_a_failing_reducer_is_an_error_with_the_childs_traceback() -> None:
     remote = ProcessReducerSink()
     remote.add([Explodes(at=5)], merged_result)
-    with pytest.raises(ReducerProcessError, match=r"(?s)failed.*ValueError: boom after 10 events"):
+
+    def feed_and_read() -> None:
+        # Raised by a write once the child's answer is there, else when the outcomes are read.
         _feed(remote, _records(), [10, 20, 30])
+        _ = remote.outcomes
+
+    with pytest.raises(ReducerProcessError, match=r"(?s)failed.*ValueError: boom after 10 events"):
+        feed_and_read()
     assert remote._proc.poll() is not None  # the child is gone
 
 
@@ -111,6 +117,23 @@ def test_a_child_that_dies_is_an_error_not_a_hang() -> None:
     chunk = _records().chunks([10])[0]
     with pytest.raises(ReducerProcessError, match="exited with code -9 without an answer"):
         remote.write(chunk, chunk.to_bytes())
+
+
+def test_the_answer_is_read_when_the_outcomes_are_asked_for() -> None:
+    """Closing the log does not wait for the child: the run's process may free its model while
+    the child computes the results. A child ended before it answered is an error, not a hang."""
+    log = _records()
+    remote = ProcessReducerSink()
+    remote.add([Explodes(at=10**9)], merged_result)
+    _feed(remote, log, [7])
+    assert remote._outcomes is None  # closed, not yet read
+    assert remote.outcomes == [{"explodes.seen": 40}]
+    ended = ProcessReducerSink()
+    ended.add([Explodes(at=10**9)], merged_result)
+    _feed(ended, log, [])
+    ended.terminate()
+    with pytest.raises(ReducerProcessError, match="ended before it answered"):
+        _ = ended.outcomes
 
 
 def test_terminate_before_the_log_opens_ends_the_child() -> None:
