@@ -12,7 +12,9 @@ import json
 import os
 import platform
 import signal
-from collections.abc import Callable, Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -202,9 +204,10 @@ def run_scenario(
     # (matplotlib), so that neither adds to the model's memory (1.6 GB at full scale). Its
     # objects form cycles, hence the collection.
     del model, chosen
-    gc.collect()
     try:
-        metrics, tables = reduction.results()
+        with _first_sigint_swallowed(handle_sigint):
+            gc.collect()
+            metrics, tables = reduction.results()
     finally:
         reduction.terminate()
     wall = wall_seconds() - started  # until the results are known, as the user waits
@@ -312,6 +315,29 @@ def _first_leaf(group: BaseExceptionGroup[BaseException]) -> BaseException:
     while isinstance(exc, BaseExceptionGroup):
         exc = exc.exceptions[0]
     return exc
+
+
+@contextmanager
+def _first_sigint_swallowed(enabled: bool) -> Iterator[None]:
+    """While the results are collected (the log is closed; a reducer process may need a few
+    seconds): a first Ctrl-C is swallowed, as one during the run's last event would be, so the
+    run's files are still written; a second one interrupts (a reducer process that hangs)."""
+    if not enabled or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    presses = 0
+
+    def on_sigint(signum: int, frame: object) -> None:
+        nonlocal presses
+        presses += 1
+        if presses >= 2:
+            raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGINT, on_sigint)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 async def _watch_sigint(
