@@ -186,30 +186,26 @@ def run_scenario(
         raise
 
     started = wall_seconds()
-    finished = False
-    with deterministic_trio(scenario.seed):
-        try:
-            trio.run(_main, engine, model, chosen, scenario.end_ms, handle_sigint)
-            finished = True
-        except BaseExceptionGroup as group:  # trio's nurseries wrap errors in groups
-            backend = group.subgroup(BackendError)
-            if backend is not None:  # an environment problem: one clear line upstream
-                raise _first_leaf(backend) from None
-            raise
-        finally:
-            if not finished:  # nobody will read the reducer process's answer
-                reduction.terminate()
-    # The log is closed. Nothing below needs the model: it is let go before the results are
-    # waited for (a reducer process computes them now) and before the report is drawn
-    # (matplotlib), so that neither adds to the model's memory (1.6 GB at full scale). Its
-    # objects form cycles, hence the collection.
-    del model, chosen
     try:
+        with deterministic_trio(scenario.seed):
+            try:
+                trio.run(_main, engine, model, chosen, scenario.end_ms, handle_sigint)
+            except BaseExceptionGroup as group:  # trio's nurseries wrap errors in groups
+                backend = group.subgroup(BackendError)
+                if backend is not None:  # an environment problem: one clear line upstream
+                    raise _first_leaf(backend) from None
+                raise
+        # The log is closed. Nothing below needs the model: it is let go before the results
+        # are waited for (a reducer process computes them now) and before the report is drawn
+        # (matplotlib), so that neither adds to the model's memory (most of the 1.6 GB a
+        # full-scale run's process holds at its end, bench/scheduler.py --by-day). Its objects
+        # form cycles, hence the collection.
+        del model, chosen
         with _first_sigint_swallowed(handle_sigint):
             gc.collect()
             metrics, tables = reduction.results()
     finally:
-        reduction.terminate()
+        reduction.terminate()  # the results are in, or nobody will read them
     wall = wall_seconds() - started  # until the results are known, as the user waits
     manifest = _manifest(scenario, engine, log, wall, speed, spec)
     manifest["reducers"] = reduction.describe()

@@ -402,7 +402,8 @@ class Engine:
             self.log.emitter(RunEnded)(self.now, int(self.partial))
             self.log.close(partial=self.partial)
             # The run is over: the periodic jobs (and through them the model) are let go, so
-            # that a report drawn next does not add to the model's memory (1.6 GB at full scale).
+            # that a report drawn next does not add to the model's memory (most of the 1.6 GB
+            # a full-scale run's process holds at its end).
             self._iters.clear()
             self.finalizers.clear()
 

@@ -103,8 +103,7 @@ class ProcessReducerSink:
         if self._done:  # the child failed earlier, and that error was raised then
             return
         self._send(b"E", b"")
-        if not self._done:
-            self._to.close()
+        self._to.close()
 
     @property
     def outcomes(self) -> list[Any]:

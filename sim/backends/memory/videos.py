@@ -365,9 +365,10 @@ class VideoTables:
             self._candidates_wide.add(aid)
         else:
             self._candidates_wide.discard(aid)
-            # No longer asked about every five minutes: its kept lookback answer (about 750
-            # bytes) would otherwise stay for the rest of the run, one per video that was ever
-            # a candidate. Asked again, it is computed afresh.
+            # No longer asked about every five minutes: its kept lookback answer (about 1.2 KB
+            # besides the answer tuple, which the scheduler's ETA memo shares) would otherwise
+            # stay for the rest of the run, one per video that was ever a candidate. Asked
+            # again, it is computed afresh.
             self._lookbacks.pop(aid, None)
 
     async def milestone_candidates(self, wide: bool) -> list[int]:
