@@ -2,6 +2,11 @@
 
 from importlib.metadata import PackageNotFoundError, version
 
+from sim import _native
+
+# Before any other sim module is imported: a stale or unwanted compiled build must not load.
+_native.choose()
+
 try:
     __version__ = version("sim")
 except PackageNotFoundError:  # running from a source tree without installing

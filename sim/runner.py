@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 import trio
 
-from sim import __version__
+from sim import __version__, _native
 from sim.backends import (
     BackendError,
     Backends,
@@ -110,6 +110,7 @@ def _manifest(
         "clock": "virtual" if speed is None else f"real x{speed:g}",
         "concurrent": engine.concurrent,
         "elide_idle_ticks": engine.elide,
+        "compiled": _native.compiled(),  # mypyc-compiled rules (sim/_native.py): speed only
         "engine_entries": engine.processed,
         "versions": {
             "python": platform.python_version(),

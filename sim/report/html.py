@@ -18,8 +18,8 @@ from sim.report.store import Table, write_atomic
 from sim.scenario import Scenario
 from sim.scenario.expect import evaluate
 
-WALL_CLOCK_FIELDS = frozenset({"wall_seconds", "compression_ratio"})
-"""Manifest fields that depend on the machine, never on the page."""
+WALL_CLOCK_FIELDS = frozenset({"wall_seconds", "compression_ratio", "compiled"})
+"""Manifest fields that depend on the machine or the install, never on the page."""
 OPEN_GROUPS = frozenset(
     {"cleanup", "invariants", "lateness", "milestones", "snapshots", "upstream", "windows"}
 )

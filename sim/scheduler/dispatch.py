@@ -3,8 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import Awaitable, Callable
 
 from sim.cvsa.calendar import archive_target_nonsong_ms, next_saturday_ms
 from sim.cvsa.constants import (
@@ -46,39 +45,46 @@ async def milestone_idle_until(ctx: Ctx, now: Ms) -> Ms:
     )
 
 
-@asynccontextmanager
-async def dispatcher_lock(ctx: Ctx, name: str) -> AsyncIterator[bool]:
-    """The lock around a dispatcher run (reference §11.7 steps 1-2 and 5, §13b.1): yields
-    False when another run holds it (this run then does nothing). As deployed, the check and the
+async def under_dispatcher_lock(
+    ctx: Ctx, name: str, body: Callable[[Ctx], Awaitable[None]]
+) -> None:
+    """Run ``body`` under the lock around a dispatcher run (reference §11.7 steps 1-2 and 5,
+    §13b.1); when another run holds it, this run does nothing. As deployed, the check and the
     take are separate calls, and the ``finally`` releases the lock even when this run did not
-    take it (switch ``lock_release_bug``): the other, still running, run loses its lock."""
+    take it (switch ``lock_release_bug``): the other, still running, run loses its lock.
+
+    A function rather than an async context manager: mypyc compiles no async generator, and
+    this module is among the compiled ones (setup.py)."""
     sw = ctx.switches
     if not sw.dispatcher_locks:
-        yield True
+        await body(ctx)
         return
     locks, taken = ctx.locks, False
+    failure: BaseException | None = None
     try:
         # Two calls, as deployed: runs that check at the same instant both see the lock free,
         # and the one whose SET NX loses does nothing either.
         if not await locks.is_locked(name, ctx.now):
             taken = await locks.acquire_lock(name, ctx.now, DISPATCH_LOCK_TTL_MS)
-        if not taken:
+        if taken:
+            await body(ctx)
+        else:
             ctx.emit.locked(ctx.now, ctx.engine.log.name(name), LOCK_OUTCOME.code("busy"))
-        yield taken
-    finally:
-        if taken or sw.lock_release_bug:
-            await locks.release_lock(name)
-            if not taken:
-                code = LOCK_OUTCOME.code("released_other")
-                ctx.emit.locked(ctx.now, ctx.engine.log.name(name), code)
+    except BaseException as caught:  # a `finally` by hand: its await stays out of the handler
+        failure = caught  # (workers.call_upstream says why)
+    if taken or sw.lock_release_bug:
+        await locks.release_lock(name)
+        if not taken:
+            code = LOCK_OUTCOME.code("released_other")
+            ctx.emit.locked(ctx.now, ctx.engine.log.name(name), code)
+    if failure is not None:
+        raise failure
 
 
 async def dispatch_regular_snapshots(ctx: Ctx, job: Job | None = None) -> None:
     """Songs without an active normal row get one at the interval their last-24-h growth gives
     (§11.6-11.7; seed 000 "间隔计算")."""
-    async with dispatcher_lock(ctx, REGULAR_LOCK) as mine:
-        if mine:
-            await _dispatch_regular(ctx)
+    await under_dispatcher_lock(ctx, REGULAR_LOCK, _dispatch_regular)
 
 
 async def _dispatch_regular(ctx: Ctx) -> None:
@@ -101,9 +107,7 @@ async def regular_idle_until(ctx: Ctx, now: Ms) -> Ms:
 async def dispatch_archive_snapshots(ctx: Ctx, job: Job | None = None) -> None:
     """Songs without an active archive row -> next Saturday; other known videos -> uniformly
     between next Monday and the Monday after (§13b; time zone from the scenario)."""
-    async with dispatcher_lock(ctx, ARCHIVE_LOCK) as mine:
-        if mine:
-            await _dispatch_archive(ctx)
+    await under_dispatcher_lock(ctx, ARCHIVE_LOCK, _dispatch_archive)
 
 
 async def _dispatch_archive(ctx: Ctx) -> None:

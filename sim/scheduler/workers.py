@@ -80,27 +80,32 @@ def outcome_of(err: UpstreamError) -> Outcome:
 async def call_upstream(
     ctx: Ctx, job: Job, aid: int, n_aids: int, call: Callable[[], Awaitable[T]]
 ) -> T:
-    """One upstream call under the run's retry policy; raises the last :class:`UpstreamError`."""
+    """One upstream call under the run's retry policy; raises the last :class:`UpstreamError`.
+
+    No ``await`` inside an ``except`` block, here or in the callers: mypyc (2.4) miscompiles a
+    coroutine closed while it waits inside one (the engine closes waiting jobs when a run ends),
+    which corrupted the interpreter (tests/timing/test_statuses.py, the backoff at the end)."""
     attempt = 0
     while True:
         try:
             return await call()
-        except UpstreamError as err:
-            kind = UPSTREAM_ERROR.code(err.kind)
-            ctx.emit.upstream_failed(ctx.now, job.id, n_aids, kind, err.code)
-            if ctx.switches.retry_policy != "backoff":
-                raise
-            attempt += 1
-            delay = backoff_retry_ms(
-                ctx.backoff,
-                attempt,
-                _ERROR_KIND.get(err.kind, ErrorKind.OTHER),
-                ctx.retry_rng.random(),
-            )
-            if delay is None:
-                raise
-            ctx.emit.retry(ctx.now, job.id, aid, attempt, delay, kind)
-            await ctx.engine.sleep(delay)
+        except UpstreamError as caught:
+            err = caught
+        kind = UPSTREAM_ERROR.code(err.kind)
+        ctx.emit.upstream_failed(ctx.now, job.id, n_aids, kind, err.code)
+        if ctx.switches.retry_policy != "backoff":
+            raise err
+        attempt += 1
+        delay = backoff_retry_ms(
+            ctx.backoff,
+            attempt,
+            _ERROR_KIND.get(err.kind, ErrorKind.OTHER),
+            ctx.retry_rng.random(),
+        )
+        if delay is None:
+            raise err
+        ctx.emit.retry(ctx.now, job.id, aid, attempt, delay, kind)
+        await ctx.engine.sleep(delay)
 
 
 async def _finish(ctx: Ctx, rows: list[ScheduleRow], status: str) -> None:
@@ -127,6 +132,7 @@ async def snapshot_video(ctx: Ctx, job: Job) -> None:
         return
     ctx.emit.started(now, row.id, row.aid, TYPE_CODE[row.type], row.started_at_ms, job.id)
     prev = await store.latest_snapshot(row.aid)  # read before the fetch, as deployed
+    failure: UpstreamError | None = None
     try:
         stats = await call_upstream(
             ctx,
@@ -135,8 +141,10 @@ async def snapshot_video(ctx: Ctx, job: Job) -> None:
             1,
             lambda: ctx.upstream.get_video(row.aid, ctx.now, task=_SINGLE_TASK[row.type]),
         )
-    except UpstreamError as err:
-        await _single_failed(ctx, row, err)
+    except UpstreamError as caught:
+        failure = caught  # handled below: no await inside `except` (see call_upstream)
+    if failure is not None:
+        await _single_failed(ctx, row, failure)
         return
     await _record(ctx, row, stats)
     await _finish(ctx, [row], "completed")
@@ -229,12 +237,15 @@ async def bulk_snapshot_video(ctx: Ctx, job: Job) -> None:
     for r in existing:
         ctx.emit.started(ctx.now, r.id, r.aid, TYPE_CODE[r.type], r.started_at_ms, job.id)
     aids = [r.aid for r in existing]
+    failure: UpstreamError | None = None
     try:
         items = await call_upstream(
             ctx, job, -1, len(aids), lambda: ctx.upstream.get_videos(aids, ctx.now)
         )
-    except UpstreamError as err:
-        await _bulk_failed(ctx, batch, existing, err)
+    except UpstreamError as caught:
+        failure = caught  # handled below: no await inside `except` (see call_upstream)
+    if failure is not None:
+        await _bulk_failed(ctx, batch, existing, failure)
         return
     waiting: dict[int, list[ScheduleRow]] = {}
     for r in existing:

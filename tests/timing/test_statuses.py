@@ -142,3 +142,19 @@ def test_a_bulk_batch_with_a_bilibili_code_fails_without_retry() -> None:
     ]
     assert run.events(RetryScheduled) == []
     assert of_aid(run, ScheduleCreated, AID) == []
+
+
+@pytest.mark.parametrize("type_", ["new", "normal"])
+def test_a_run_ending_during_a_backoff_closes_the_waiting_job(type_: str) -> None:
+    """The run ends while a job waits out a retry's backoff (single path from 4 s, bulk path
+    from the first 15-s tick, at 0 s): the engine closes the job where it waits, and the row
+    stays processing, unfinished. (Compiled by mypyc 2.4, a coroutine closed while it waited
+    inside an ``except`` block corrupted the interpreter: the workers keep awaits out of them.)"""
+    first = 4_000 if type_ == "new" else 0
+    until = "6s" if type_ == "new" else "2s"  # before the fourth attempt (>= 3.5 s after the first)
+    run = run_row(type_, T0 + 5_000, until=until, fault=lambda t, aids: UpstreamError("no_proxy"))
+    retries = run.events(RetryScheduled)
+    assert [e.attempt for e in retries][:1] == [1]
+    assert retries[0].t_ms == T0 + first
+    assert retries[-1].t_ms + retries[-1].delay_ms > run.engine.now  # still waiting at the end
+    assert run.events(ScheduleFinished) == []

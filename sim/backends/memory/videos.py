@@ -14,6 +14,8 @@ from array import array
 from collections.abc import Sequence
 from typing import NamedTuple
 
+from mypy_extensions import trait
+
 from sim.cvsa.milestones import milestone_candidate
 from sim.ports import EtaRow, Snapshot
 from sim.units import Ms
@@ -95,6 +97,8 @@ are a step or two from the previous one, but a video snapshotted every few minut
 nears a milestone has hundreds of rows in the 72-hour lookback."""
 
 
+# A trait: compiled by mypyc, a class may have one base class and traits besides (setup.py).
+@trait
 class VideoTables:
     """The video half of :class:`~sim.backends.memory.MemoryStore`."""
 

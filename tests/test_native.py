@@ -1,0 +1,116 @@
+"""Compiled (mypyc) and pure Python: the same event log, and never a stale build (sim/_native.py).
+
+The end-to-end half needs an install that compiled the modules (``pip install -e .`` with a C
+compiler). Where there is none it skips, unless ``SIM_REQUIRE_COMPILED=1`` (set by ``.ci/run``)
+turns the skip into a failure.
+"""
+
+from __future__ import annotations
+
+import importlib.machinery
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from sim import _native
+
+ROOT = Path(__file__).resolve().parent.parent
+SUFFIX = importlib.machinery.EXTENSION_SUFFIXES[0]
+
+
+def _package(tmp_path: Path, compiled: bool = True) -> Path:
+    """A fake ``sim`` package: two sources, their build record, and (maybe) a compiled file."""
+    pkg = tmp_path / "sim"
+    (pkg / "cvsa").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "cvsa" / "__init__.py").write_text("")
+    (pkg / "cvsa" / "windows.py").write_text("CAP = 1000\n")
+    if compiled:
+        (pkg / "cvsa" / f"windows{SUFFIX}").write_bytes(b"\x7fELF")
+    record = _native.build_record(["sim.cvsa", "sim.cvsa.windows"], pkg)
+    (pkg / _native.RECORD).write_text(json.dumps(record))
+    return pkg
+
+
+def test_build_record_names_every_source_by_path(tmp_path: Path) -> None:
+    record = _native.build_record(["sim.cvsa", "sim.cvsa.windows"], _package(tmp_path))
+    assert sorted(record["sources"]) == ["sim/cvsa/__init__.py", "sim/cvsa/windows.py"]  # type: ignore[call-overload]
+
+
+def test_a_fresh_build_runs_compiled(tmp_path: Path) -> None:
+    assert _native.pure_reason(_package(tmp_path), env={}) is None
+
+
+def test_an_edited_source_makes_the_build_stale(tmp_path: Path) -> None:
+    pkg = _package(tmp_path)
+    (pkg / "cvsa" / "windows.py").write_text("CAP = 3000\n")
+    reason = _native.pure_reason(pkg, env={})
+    assert reason == "sim/cvsa/windows.py changed since the compiled build"
+
+
+def test_a_missing_record_makes_the_build_stale(tmp_path: Path) -> None:
+    pkg = _package(tmp_path)
+    (pkg / _native.RECORD).unlink()
+    assert "no readable build record" in (_native.pure_reason(pkg, env={}) or "")
+
+
+def test_pure_python_on_request_and_nothing_to_do_without_a_build(tmp_path: Path) -> None:
+    pkg = _package(tmp_path)
+    assert _native.pure_reason(pkg, env={_native.PURE_ENV: "1"}) == "SIM_PURE_PYTHON is set"
+    assert _native.pure_reason(pkg, env={_native.PURE_ENV: "0"}) is None
+    assert _native.pure_reason(_package(tmp_path / "pure", compiled=False), env={}) is None
+
+
+def test_every_listed_module_exists_and_setup_compiles_the_list() -> None:
+    for module in _native.COMPILED_MODULES:
+        assert _native.source_path(module).is_file(), module
+    assert "COMPILED_MODULES" in (ROOT / "setup.py").read_text()
+
+
+# -- end to end: an install that compiled the modules ------------------------------------------
+
+
+def _install_is_compiled() -> bool:
+    return any(p.name.endswith(SUFFIX) for p in (ROOT / "sim").rglob("*"))
+
+
+needs_compiled = pytest.mark.skipif(
+    not _install_is_compiled() and os.environ.get("SIM_REQUIRE_COMPILED") != "1",
+    reason="no compiled modules in this install (pip install -e . with a C compiler builds them)",
+)
+
+
+def _run(scenario: str, out: Path, pure: bool) -> dict[str, object]:
+    env = {k: v for k, v in os.environ.items() if k != _native.PURE_ENV}
+    if pure:
+        env[_native.PURE_ENV] = "1"
+    cmd = [sys.executable, "-m", "sim", "run", scenario, "--out", str(out), "-q", "--no-plots"]
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=ROOT, check=False)
+    assert done.returncode == 0, done.stderr
+    assert "running pure Python" not in done.stderr, done.stderr  # a stale build is a bug here
+    manifest: dict[str, object] = json.loads((out / "manifest.json").read_text())
+    return manifest
+
+
+@needs_compiled
+@pytest.mark.parametrize("scenario", ["tests/data/small.toml", "scenarios/scheduler-restart.toml"])
+def test_compiled_and_pure_python_write_the_same_log_and_metrics(
+    scenario: str, tmp_path: Path
+) -> None:
+    native = _run(scenario, tmp_path / "native", pure=False)
+    pure = _run(scenario, tmp_path / "pure", pure=True)
+    assert native["compiled"] is True
+    assert pure["compiled"] is False
+    assert native["event_log_sha256"] == pure["event_log_sha256"]
+    files = sorted(p.name for p in (tmp_path / "native").iterdir() if p.suffix in (".csv", ".json"))
+    assert "summary.json" in files
+    assert "windows.csv" in files
+    for name in files:
+        if name != "manifest.json":  # wall time and `compiled` differ, by design
+            assert (tmp_path / "native" / name).read_bytes() == (
+                tmp_path / "pure" / name
+            ).read_bytes()
