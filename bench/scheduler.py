@@ -25,6 +25,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from sim import _native
+
 ROOT = Path(__file__).resolve().parent.parent
 
 CHILD = """
@@ -124,6 +126,8 @@ def main() -> None:
     print(
         f"machine speed: {machine_speed():.2f} M dict increments/s (compare runs at similar speeds)"
     )
+    # The children inherit the environment: SIM_PURE_PYTHON=1 benchmarks the pure-Python form.
+    print(f"code: {_native.describe()}")
     print(
         f"{'scenario':<16} {'simulated':>10} {'run wall':>9} {'process':>8} {'ratio':>9} "
         f"{'events':>11} {'snapshots':>10} {'snaps/s':>8} {'peak MB':>8} {'(+child)':>8}"

@@ -162,6 +162,14 @@ def choose() -> None:
     sys.meta_path.insert(0, _SourceFirst())
 
 
+def describe(package_dir: Path = PACKAGE_DIR) -> str:
+    """What a run started now would execute, for benchmarks: compiled, or pure Python and why."""
+    reason = pure_reason(package_dir)
+    if reason is None and not _compiled_files(package_dir):
+        reason = "nothing compiled in this install"
+    return "compiled (mypyc)" if reason is None else f"pure Python ({reason})"
+
+
 def compiled() -> bool:
     """Whether the rules running in this process are the compiled ones."""
     mod = sys.modules.get("sim.scheduler.workers")

@@ -65,6 +65,15 @@ def test_pure_python_on_request_and_nothing_to_do_without_a_build(tmp_path: Path
     assert _native.pure_reason(_package(tmp_path / "pure", compiled=False), env={}) is None
 
 
+def test_describe_says_which_code_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(_native.PURE_ENV, raising=False)
+    assert _native.describe(_package(tmp_path)) == "compiled (mypyc)"
+    pure = _package(tmp_path / "pure", compiled=False)
+    assert _native.describe(pure) == "pure Python (nothing compiled in this install)"
+    monkeypatch.setenv(_native.PURE_ENV, "1")
+    assert _native.describe(_package(tmp_path / "asked")) == "pure Python (SIM_PURE_PYTHON is set)"
+
+
 def test_every_listed_module_exists_and_setup_compiles_the_list() -> None:
     for module in _native.COMPILED_MODULES:
         assert _native.source_path(module).is_file(), module
