@@ -77,6 +77,7 @@ RECORD = "_native_build.json"
 """Written by setup.py beside this file: ``{"sources": {relative path: sha256}}``."""
 
 PACKAGE_DIR = Path(__file__).resolve().parent
+NO_RECORD = "(no readable build record)"
 
 
 def source_path(module: str, package_dir: Path = PACKAGE_DIR) -> Path:
@@ -105,16 +106,22 @@ def _compiled_files(package_dir: Path) -> list[Path]:
 
 
 def stale_sources(package_dir: Path = PACKAGE_DIR) -> list[str]:
-    """Sources that differ from the build record (all of them if there is no readable record)."""
+    """Compiled modules that may not run: a source that differs from the build record, and a
+    compiled file whose source the record does not list (left by another build)."""
     root = package_dir.parent
     try:
         recorded = json.loads((package_dir / RECORD).read_text())["sources"]
     except (OSError, ValueError, KeyError, TypeError):
-        return ["(no readable build record: sim/" + RECORD + ")"]
+        return [NO_RECORD]
     stale = []
     for rel, want in sorted(recorded.items()):
         path = root / rel
         if not path.is_file() or digest(path) != want:
+            stale.append(rel)
+    for path in _compiled_files(package_dir):
+        source = path.with_name(path.name.split(".")[0] + ".py")
+        rel = source.relative_to(root).as_posix()
+        if rel not in recorded and rel not in stale:
             stale.append(rel)
     return stale
 
@@ -130,8 +137,10 @@ def pure_reason(
     stale = stale_sources(package_dir)
     if not stale:
         return None
+    if stale == [NO_RECORD]:
+        return f"compiled modules without a build record (sim/{RECORD})"
     more = f" and {len(stale) - 3} more" if len(stale) > 3 else ""
-    return f"{', '.join(stale[:3])}{more} changed since the compiled build"
+    return f"{', '.join(stale[:3])}{more} not as compiled (edited, or from another build)"
 
 
 class _SourceFirst(importlib.abc.MetaPathFinder):

@@ -7,6 +7,7 @@ turns the skip into a failure.
 
 from __future__ import annotations
 
+import ast
 import importlib.machinery
 import json
 import os
@@ -49,13 +50,38 @@ def test_an_edited_source_makes_the_build_stale(tmp_path: Path) -> None:
     pkg = _package(tmp_path)
     (pkg / "cvsa" / "windows.py").write_text("CAP = 3000\n")
     reason = _native.pure_reason(pkg, env={})
-    assert reason == "sim/cvsa/windows.py changed since the compiled build"
+    assert reason == "sim/cvsa/windows.py not as compiled (edited, or from another build)"
+
+
+def test_a_compiled_file_the_record_does_not_list_is_stale(tmp_path: Path) -> None:
+    """Left by an earlier build with a longer module list: it must not run unchecked."""
+    pkg = _package(tmp_path)
+    (pkg / "cvsa" / "ticks.py").write_text("")
+    (pkg / "cvsa" / f"ticks{SUFFIX}").write_bytes(b"\x7fELF")
+    assert _native.stale_sources(pkg) == ["sim/cvsa/ticks.py"]
 
 
 def test_a_missing_record_makes_the_build_stale(tmp_path: Path) -> None:
     pkg = _package(tmp_path)
     (pkg / _native.RECORD).unlink()
-    assert "no readable build record" in (_native.pure_reason(pkg, env={}) or "")
+    reason = _native.pure_reason(pkg, env={})
+    assert reason == "compiled modules without a build record (sim/_native_build.json)"
+
+
+def test_the_source_first_finder_skips_the_compiled_file(tmp_path: Path) -> None:
+    """What ``choose`` installs for a stale build: the ``.py`` file, though a compiled one is
+    beside it (which the default finder would take first)."""
+    pkg = _package(tmp_path)
+    spec = _native._SourceFirst().find_spec("sim.cvsa.windows", [str(pkg / "cvsa")])
+    assert spec is not None
+    assert spec.origin == str(pkg / "cvsa" / "windows.py")
+    default = importlib.machinery.PathFinder.find_spec("sim.cvsa.windows", [str(pkg / "cvsa")])
+    assert default is not None
+    assert default.origin == str(pkg / "cvsa" / f"windows{SUFFIX}")
+    package = _native._SourceFirst().find_spec("sim.cvsa", [str(pkg)])
+    assert package is not None
+    assert package.origin == str(pkg / "cvsa" / "__init__.py")
+    assert _native._SourceFirst().find_spec("numpy", None) is None
 
 
 def test_pure_python_on_request_and_nothing_to_do_without_a_build(tmp_path: Path) -> None:
@@ -74,6 +100,24 @@ def test_describe_says_which_code_runs(tmp_path: Path, monkeypatch: pytest.Monke
     assert _native.describe(_package(tmp_path / "asked")) == "pure Python (SIM_PURE_PYTHON is set)"
 
 
+def test_no_compiled_coroutine_awaits_inside_except_or_finally() -> None:
+    """mypyc 2.4 miscompiles a coroutine closed while it waits inside an ``except`` block (it
+    corrupted the interpreter: tests/timing/test_statuses.py, the backoff at the end of a run);
+    checked on the source, so that a pure-Python install catches it too."""
+    found = []
+    for module in _native.COMPILED_MODULES:
+        path = _native.source_path(module)
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.Try):
+                continue
+            for block in [*(h.body for h in node.handlers), node.finalbody]:
+                for stmt in block:
+                    for sub in ast.walk(stmt):
+                        if isinstance(sub, ast.Await | ast.AsyncWith | ast.AsyncFor):
+                            found.append(f"{path.name}:{sub.lineno}")
+    assert found == []
+
+
 def test_every_listed_module_exists_and_setup_compiles_the_list() -> None:
     for module in _native.COMPILED_MODULES:
         assert _native.source_path(module).is_file(), module
@@ -88,8 +132,9 @@ def _install_is_compiled() -> bool:
 
 
 needs_compiled = pytest.mark.skipif(
-    not _install_is_compiled() and os.environ.get("SIM_REQUIRE_COMPILED") != "1",
-    reason="no compiled modules in this install (pip install -e . with a C compiler builds them)",
+    (not _install_is_compiled() or _native.pure_reason() is not None)
+    and os.environ.get("SIM_REQUIRE_COMPILED") != "1",
+    reason="no fresh compiled modules in this install (pip install -e . with a C compiler)",
 )
 
 

@@ -73,7 +73,12 @@ async def under_dispatcher_lock(
     except BaseException as caught:  # a `finally` by hand: its await stays out of the handler
         failure = caught  # (workers.call_upstream says why)
     if taken or sw.lock_release_bug:
-        await locks.release_lock(name)
+        try:
+            await locks.release_lock(name)
+        except BaseException as release_failed:  # chained as a `finally` would chain it
+            if failure is not None and release_failed.__context__ is None:
+                release_failed.__context__ = failure
+            raise
         if not taken:
             code = LOCK_OUTCOME.code("released_other")
             ctx.emit.locked(ctx.now, ctx.engine.log.name(name), code)
