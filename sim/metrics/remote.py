@@ -62,6 +62,7 @@ class ProcessReducerSink:
         """The child's peak resident memory (its own ``ru_maxrss``), known once
         :attr:`outcomes` has been read."""
         self._done = False
+        self._closed = False
         package_root = str(Path(__file__).resolve().parents[2])
         env = dict(os.environ)
         # The child must import the same ``sim`` as this process, installed or not.
@@ -98,21 +99,24 @@ class ProcessReducerSink:
         self._send(b"C", raw)
 
     def close(self, fingerprint: str, partial: bool) -> None:
-        # The answer is read later (:attr:`outcomes`): the run's process can let its model go
-        # while the child computes the results, so that the two peaks do not add up.
-        if self._done:  # the child failed earlier, and that error was raised then
-            return
-        self._send(b"E", b"")
-        self._to.close()
+        # The end of the log is sent only when the outcomes are asked for: the child computes
+        # the results (its own peak: every percentile) after the run's process has let its
+        # model go (sim/runner.py), so that the two peaks do not add up.
+        self._closed = True
 
     @property
     def outcomes(self) -> list[Any]:
-        """One outcome per group, in order; waits for the child's answer (after close), and
-        raises :class:`ReducerProcessError` if it failed."""
+        """One outcome per group, in order; after close, tells the child the log ended, waits
+        for its answer, and raises :class:`ReducerProcessError` if it failed."""
         if self._outcomes is None:
             if self._done:
                 raise ReducerProcessError("the reducer process was ended before it answered")
-            self._receive()
+            if not self._closed:
+                raise RuntimeError("the outcomes are known once the log is closed")
+            self._send(b"E", b"")  # on a broken pipe, reads the child's answer (or raises)
+            if self._outcomes is None:
+                self._to.close()
+                self._receive()
         assert self._outcomes is not None
         return self._outcomes
 

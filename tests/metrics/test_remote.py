@@ -3,6 +3,7 @@ as inline, bit for bit; a failing or vanished child is a clear error, never a ha
 
 from __future__ import annotations
 
+import select
 from pathlib import Path
 from typing import Any
 
@@ -120,13 +121,16 @@ def test_a_child_that_dies_is_an_error_not_a_hang() -> None:
 
 
 def test_the_answer_is_read_when_the_outcomes_are_asked_for() -> None:
-    """Closing the log does not wait for the child: the run's process may free its model while
-    the child computes the results. A child ended before it answered is an error, not a hang."""
+    """Closing the log neither waits for the child nor sets it computing: the run's process
+    frees its model first, then asks. A child ended before it answered is an error, not a hang."""
     log = _records()
     remote = ProcessReducerSink()
     remote.add([Explodes(at=10**9)], merged_result)
     _feed(remote, log, [7])
     assert remote._outcomes is None  # closed, not yet read
+    # Not told of the end yet, it does not answer (it computes once asked, after the model is
+    # gone); a child told at close answers within the wait (it starts and answers in ~1 s).
+    assert select.select([remote._from], [], [], 3.0)[0] == []
     assert remote.outcomes == [{"explodes.seen": 40}]
     ended = ProcessReducerSink()
     ended.add([Explodes(at=10**9)], merged_result)
