@@ -77,7 +77,6 @@ RECORD = "_native_build.json"
 """Written by setup.py beside this file: ``{"sources": {relative path: sha256}}``."""
 
 PACKAGE_DIR = Path(__file__).resolve().parent
-NO_RECORD = "(no readable build record)"
 
 
 def source_path(module: str, package_dir: Path = PACKAGE_DIR) -> Path:
@@ -91,8 +90,10 @@ def digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def build_record(modules: Sequence[str], package_dir: Path = PACKAGE_DIR) -> dict[str, object]:
-    """What setup.py writes to :data:`RECORD` before it compiles ``modules``."""
+def build_record(
+    modules: Sequence[str], package_dir: Path = PACKAGE_DIR
+) -> dict[str, dict[str, str]]:
+    """What setup.py writes to :data:`RECORD` once it compiled ``modules``."""
     sources = {}
     for m in modules:
         path = source_path(m, package_dir)
@@ -100,25 +101,27 @@ def build_record(modules: Sequence[str], package_dir: Path = PACKAGE_DIR) -> dic
     return {"sources": sources}
 
 
-def _compiled_files(package_dir: Path) -> list[Path]:
+def compiled_files(package_dir: Path = PACKAGE_DIR) -> list[Path]:
+    """The compiled module files under the package (setup.py removes them before a build)."""
     suffixes = tuple(importlib.machinery.EXTENSION_SUFFIXES)
     return sorted(p for p in package_dir.rglob("*") if p.name.endswith(suffixes))
 
 
-def stale_sources(package_dir: Path = PACKAGE_DIR) -> list[str]:
+def stale_sources(package_dir: Path, compiled: Sequence[Path]) -> list[str] | None:
     """Compiled modules that may not run: a source that differs from the build record, and a
-    compiled file whose source the record does not list (left by another build)."""
+    compiled file (of ``compiled``) whose source the record does not list (left by another
+    build). None when there is no readable record."""
     root = package_dir.parent
     try:
         recorded = json.loads((package_dir / RECORD).read_text())["sources"]
     except (OSError, ValueError, KeyError, TypeError):
-        return [NO_RECORD]
+        return None
     stale = []
     for rel, want in sorted(recorded.items()):
         path = root / rel
         if not path.is_file() or digest(path) != want:
             stale.append(rel)
-    for path in _compiled_files(package_dir):
+    for path in compiled:
         source = path.with_name(path.name.split(".")[0] + ".py")
         rel = source.relative_to(root).as_posix()
         if rel not in recorded and rel not in stale:
@@ -132,13 +135,14 @@ def pure_reason(
     """Why compiled modules present here must not run, or None (none present, or all fresh)."""
     if (os.environ if env is None else env).get(PURE_ENV, "") not in ("", "0"):
         return f"{PURE_ENV} is set"
-    if not _compiled_files(package_dir):
+    compiled = compiled_files(package_dir)
+    if not compiled:
         return None
-    stale = stale_sources(package_dir)
+    stale = stale_sources(package_dir, compiled)
+    if stale is None:
+        return f"compiled modules without a build record (sim/{RECORD})"
     if not stale:
         return None
-    if stale == [NO_RECORD]:
-        return f"compiled modules without a build record (sim/{RECORD})"
     more = f" and {len(stale) - 3} more" if len(stale) > 3 else ""
     return f"{', '.join(stale[:3])}{more} not as compiled (edited, or from another build)"
 
@@ -173,9 +177,9 @@ def choose() -> None:
 
 def describe(package_dir: Path = PACKAGE_DIR) -> str:
     """What a run started now would execute, for benchmarks: compiled, or pure Python and why."""
+    if not compiled_files(package_dir):
+        return "pure Python (nothing compiled in this install)"
     reason = pure_reason(package_dir)
-    if reason is None and not _compiled_files(package_dir):
-        reason = "nothing compiled in this install"
     return "compiled (mypyc)" if reason is None else f"pure Python ({reason})"
 
 
