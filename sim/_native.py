@@ -33,6 +33,7 @@ COMPILED_MODULES = (
     "sim.ports",
     "sim.cvsa",
     "sim.cvsa.calendar",
+    "sim.cvsa.profile",
     "sim.cvsa.constants",
     "sim.cvsa.intervals",
     "sim.cvsa.jsmath",
@@ -42,6 +43,7 @@ COMPILED_MODULES = (
     "sim.cvsa.snapshots",
     "sim.cvsa.ticks",
     "sim.cvsa.windows",
+    "sim.engine.core",
     "sim.engine.jobs",
     "sim.events.log",
     "sim.events.cvsa_kinds",
@@ -58,6 +60,7 @@ COMPILED_MODULES = (
     "sim.scheduler.estimates",
     "sim.scheduler.faults",
     "sim.scheduler.feed",
+    "sim.scheduler.metering",
     "sim.scheduler.model",
     "sim.scheduler.schedule",
     "sim.scheduler.ticks",
@@ -65,12 +68,9 @@ COMPILED_MODULES = (
     "sim.upstream.limiter",
     "sim.upstream.network",
 )
-"""What setup.py compiles. Left out on purpose: ``sim.engine.core`` (a float/int mix mypyc
-rejects), ``sim.scheduler.metering`` (its wrapper caches methods in ``__dict__``),
-``sim.cvsa.profile`` (tests read its dataclass annotations, which a compiled class lacks),
-``sim.cvsa.retry`` (a keyword-only dataclass field after defaults crashes mypyc 2.4), the
-world (numpy memoryviews whose items mypy types as ``int`` but hold floats) and everything that
-runs once per run (CLI, scenarios, reports)."""
+"""What setup.py compiles. Left out on purpose: ``sim.cvsa.retry`` (a keyword-only dataclass
+field after defaults crashes mypyc 2.4), the world (numpy memoryviews whose items mypy types as
+``int`` but hold floats) and everything that runs once per run (CLI, scenarios, reports)."""
 
 PURE_ENV = "SIM_PURE_PYTHON"
 RECORD = "_native_build.json"

@@ -1,5 +1,6 @@
-"""The entry point shared by the generated docs (``python -m sim.cvsa.profile docs/profiles.md``,
-``python -m sim.scenario.reference docs/scenario.md``): a test keeps each file current."""
+"""The entry point shared by the generated docs (``python -m sim.cvsa.profile_doc
+docs/profiles.md``, ``python -m sim.scenario.reference docs/scenario.md``): a test keeps each
+file current."""
 
 from __future__ import annotations
 

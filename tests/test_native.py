@@ -118,6 +118,17 @@ def test_no_compiled_coroutine_awaits_inside_except_or_finally() -> None:
     assert found == []
 
 
+def test_no_compiled_module_is_meant_to_run_with_python_m() -> None:
+    """``python -m`` cannot run a compiled module ("No code object available"): a documented
+    command such as ``python -m sim.cvsa.profile_doc`` must name an interpreted one."""
+    main_blocks = [
+        module
+        for module in _native.COMPILED_MODULES
+        if "if __name__ == \"__main__\":" in _native.source_path(module).read_text()
+    ]
+    assert main_blocks == []
+
+
 def test_every_listed_module_exists_and_setup_compiles_the_list() -> None:
     for module in _native.COMPILED_MODULES:
         assert _native.source_path(module).is_file(), module

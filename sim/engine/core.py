@@ -26,6 +26,7 @@ from collections.abc import Callable, Coroutine, Generator
 from typing import Any, Protocol
 
 import trio
+from mypy_extensions import mypyc_attr
 
 from sim.clock import Clock
 from sim.events.engine_kinds import RunEnded, RunStarted
@@ -43,6 +44,8 @@ OBSERVE_EVERY = 4096
 """Events between calls of the progress observer."""
 
 
+# Compiled (sim._native); an exception class stays a regular Python class.
+@mypyc_attr(native_class=False)
 class SimulationError(RuntimeError):
     """An engine-level misuse, such as sleeping into the past."""
 
@@ -205,7 +208,7 @@ class Engine:
         nothing and schedule nothing, so it is only counted. Returns True if ``first`` was skipped.
         """
         due = first.next_due
-        horizon: float = await first.idle_horizon(self.now)
+        horizon: Ms | float = await first.idle_horizon(self.now)
         if horizon <= due:
             return False
         horizon = min(horizon, self.peek_time(), self.until_ms + 1)

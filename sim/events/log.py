@@ -1,8 +1,10 @@
 """The run's event log: append-only typed records, streamed in chunks to sinks.
 
-Records are buffered per kind as flat int64 arrays. Every ``CHUNK_EVENTS`` events (a count, so
-chunk boundaries are deterministic) the buffers become one :class:`Chunk`, which is serialised
-canonically (docs/event-log-format.md), hashed into the run's SHA-256 fingerprint, and handed to
+Records are buffered per kind as flat lists of ints (an ``array('q')`` converts every item on
+append, several times the cost of a list append, and a full-scale run appends some 500
+million). Every ``CHUNK_EVENTS`` events (a count, so chunk boundaries are deterministic) the
+buffers become one :class:`Chunk`, which is serialised canonically
+(docs/event-log-format.md), hashed into the run's SHA-256 fingerprint, and handed to
 every sink: the file writer of ``--save-events`` and the streaming reducers that compute every
 metric (README "Design rules" 4). The log is never held whole in memory.
 """
@@ -12,7 +14,6 @@ from __future__ import annotations
 import hashlib
 import json
 import struct
-from array import array
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Protocol
 
@@ -147,7 +148,7 @@ class EventLog:
         self.sinks = list(sinks)
         self.names: list[str] = []
         self._name_index: dict[str, int] = {}
-        self._buffers: dict[int, array[int]] = {code: array("q") for code in KINDS}
+        self._buffers: dict[int, list[int]] = {code: [] for code in KINDS}
         self._seq = 0
         self._chunk_first = 0
         self._hash = hashlib.sha256()
@@ -214,13 +215,16 @@ class EventLog:
         for code, buf in self._buffers.items():
             if not buf:
                 continue
-            width = KINDS[code].width
-            if len(buf) % width:
-                raise RuntimeError(f"{KINDS[code].name}: a record had the wrong number of fields")
-            view = np.frombuffer(buf, dtype=np.int64)
-            tables[code] = view.reshape(-1, width).copy()
-            del view
-            del buf[:]
+            kind = KINDS[code]
+            if len(buf) % kind.width:
+                raise RuntimeError(f"{kind.name}: a record had the wrong number of fields")
+            # Inferred, not forced to int64: a float or a string field must fail here, as an
+            # array('q') append failed (np.array(..., dtype=int64) would truncate it silently).
+            table = np.array(buf)
+            if table.dtype != np.int64:
+                raise RuntimeError(f"{kind.name}: a record had a field that is not an integer")
+            tables[code] = table.reshape(-1, kind.width)
+            buf.clear()
         n = self._seq - self._chunk_first
         seqs = np.concatenate([t[:, 0] for t in tables.values()]) if tables else np.empty(0)
         if len(seqs) != n or (

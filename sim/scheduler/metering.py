@@ -15,6 +15,8 @@ from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any
 
+from mypy_extensions import mypyc_attr
+
 from sim.clock import wall_seconds
 from sim.engine import Engine, Job
 from sim.events.cvsa_kinds import PortCall
@@ -73,6 +75,9 @@ KINDS: dict[str, int] = {
 }
 
 
+# Compiled (sim._native), but a regular Python class: __getattr__ caches each wrapper in the
+# instance's __dict__, which a native class has not.
+@mypyc_attr(native_class=False)
 class Metered:
     """A port whose calls are counted into ``engine.current.tally`` (when a tally is attached).
 
@@ -91,42 +96,56 @@ class Metered:
         kind = KINDS.get(name)
         if kind is None and name != "reserve":
             return fn
-        engine = self._engine
-        port = self
         if self._timed:
-            fn = _timed(fn, engine, engine.log.name(f"{self._port}.{name}"))
-
-        async def slow(*args: Any, **kwargs: Any) -> Any:
-            # The slow_database fault: the call takes extra virtual time first.
-            await engine.sleep(port.delay_ms)
-            return await fn(*args, **kwargs)
-
+            fn = _timed(fn, self._engine, self._engine.log.name(f"{self._port}.{name}"))
+        slow = _slowed(fn, self._engine, self)
         if kind is None:  # reserve: the deployed loop's HINCRBYs, known from the answer
-
-            async def reserve(*args: Any, **kwargs: Any) -> Any:
-                delayed = port.delay_ms and engine.current is not None
-                got: Reserved = await (slow if delayed else fn)(*args, **kwargs)
-                proc = engine.current
-                if proc is not None and proc.tally is not None:
-                    proc.tally[REDIS] += 2 * got.probed - (got.window_ms is not None)
-                return got
-
-            call: Callable[..., Any] = reserve
+            call = _counted_reserve(fn, slow, self._engine, self)
         else:
-
-            def call(*args: Any, **kwargs: Any) -> Any:
-                # Counted when issued, by the process issuing it; a plain function returning
-                # the call's coroutine, so metering adds no coroutine of its own (it wraps
-                # millions of calls a simulated day).
-                proc = engine.current
-                if proc is not None and proc.tally is not None:
-                    proc.tally[kind] += 1
-                if port.delay_ms and proc is not None:
-                    return slow(*args, **kwargs)
-                return fn(*args, **kwargs)
-
+            call = _counted(fn, slow, self._engine, self, kind)
         self.__dict__[name] = call  # cached: __getattr__ runs once per method
         return call
+
+
+# The wrappers are made by module-level functions, one closure each: mypyc (2.4) crashes on
+# closures nested in a method that defines several of them.
+Call = Callable[..., Any]
+
+
+def _slowed(fn: Call, engine: Engine, port: Metered) -> Call:
+    async def slow(*args: Any, **kwargs: Any) -> Any:
+        # The slow_database fault: the call takes extra virtual time first.
+        await engine.sleep(port.delay_ms)
+        return await fn(*args, **kwargs)
+
+    return slow
+
+
+def _counted(fn: Call, slow: Call, engine: Engine, port: Metered, kind: int) -> Call:
+    def call(*args: Any, **kwargs: Any) -> Any:
+        # Counted when issued, by the process issuing it; a plain function returning the
+        # call's coroutine, so metering adds no coroutine of its own (it wraps millions of
+        # calls a simulated day).
+        proc = engine.current
+        if proc is not None and proc.tally is not None:
+            proc.tally[kind] += 1
+        if port.delay_ms and proc is not None:
+            return slow(*args, **kwargs)
+        return fn(*args, **kwargs)
+
+    return call
+
+
+def _counted_reserve(fn: Call, slow: Call, engine: Engine, port: Metered) -> Call:
+    async def reserve(*args: Any, **kwargs: Any) -> Any:
+        delayed = port.delay_ms and engine.current is not None
+        got: Reserved = await (slow if delayed else fn)(*args, **kwargs)
+        proc = engine.current
+        if proc is not None and proc.tally is not None:
+            proc.tally[REDIS] += 2 * got.probed - (got.window_ms is not None)
+        return got
+
+    return reserve
 
 
 def _timed(fn: Callable[..., Any], engine: Engine, method: int) -> Callable[..., Any]:

@@ -2,8 +2,9 @@
 
 ``schedule_snapshot`` runs the deployed steps in the deployed order -- the duplicate check, the
 milestone move, the window reservation (Redis first), then the INSERT -- so that the non-atomic
-gaps between them exist here too. The window search itself is the pure generator
-:func:`sim.cvsa.windows.adjust_snapshot_time`; :func:`drive_adjust` feeds its HINCRBY effects to
+gaps between them exist here too. The window search itself is pure:
+:class:`sim.cvsa.windows.AdjustSearch` (the state machine behind the generator
+:func:`~sim.cvsa.windows.adjust_snapshot_time`); :func:`drive_adjust` feeds its HINCRBY effects to
 the window-counter port, one round trip per probe, as the deployed client-side loop does.
 """
 
@@ -14,7 +15,7 @@ from typing import NamedTuple
 
 from sim.cvsa.lifecycle import SnapshotType, Status
 from sim.cvsa.schedule import ActiveRow, Move, Skip, plan_schedule_snapshot
-from sim.cvsa.windows import Adjusted, adjust_snapshot_time
+from sim.cvsa.windows import AdjustSearch, Reserve
 from sim.events.cvsa_kinds import NO_WINDOW, NOT_CREATED, PLACEMENT, WINDOW_CAUSE
 from sim.ports import ScheduleRow
 from sim.scheduler.context import STATUS_CODE, TYPE_CODE, Ctx
@@ -44,7 +45,7 @@ async def drive_adjust(ctx: Ctx, expected_ms: Ms) -> Reservation:
     """Run ``adjustSnapshotTime`` against the window counter (§6.2): each of its (at most two)
     searches is one :meth:`~sim.ports.WindowCounter.reserve` call."""
     sw = ctx.switches
-    gen = adjust_snapshot_time(
+    search = AdjustSearch(
         expected_ms,
         ctx.worker_now,
         cap=sw.window_cap,
@@ -55,19 +56,16 @@ async def drive_adjust(ctx: Ctx, expected_ms: Ms) -> Reservation:
     )
     reserve = ctx.counter.reserve
     value = -1
-    try:
-        effect = next(gen)
-        while True:
-            got = await reserve(effect.first_ms, effect.step_ms, effect.count, effect.cap)
-            value = got.value
-            effect = gen.send(got)
-    except StopIteration as stop:
-        result: Adjusted = stop.value
-    window = result.reserved_window_ms
-    placement = PLACEMENT.code(result.outcome)
+    step = search.start()
+    while isinstance(step, Reserve):
+        got = await reserve(step.first_ms, step.step_ms, step.count, step.cap)
+        value = got.value
+        step = search.reply(got)
+    window = step.reserved_window_ms
+    placement = PLACEMENT.code(step.outcome)
     if window is None:
-        return Reservation(result.time_ms, NO_WINDOW, -1, result.probes, placement)
-    return Reservation(result.time_ms, window, value, result.probes, placement)
+        return Reservation(step.time_ms, NO_WINDOW, -1, step.probes, placement)
+    return Reservation(step.time_ms, window, value, step.probes, placement)
 
 
 async def schedule_snapshot(

@@ -10,6 +10,7 @@ import pytest
 from sim.events import Chunk, EventLog, FileSink, SavedLog, read_events
 from sim.events import log as log_module
 from sim.events.engine_kinds import JobAdded, JobStarted, RunEnded
+from sim.events.schema import BY_RECORD
 from sim.testing import Recorder
 
 
@@ -84,6 +85,17 @@ def test_canonical_bytes_decode_to_the_same_chunk() -> None:
     assert np.array_equal(again.tables[3], table)
     assert again.new_names == [(5, "名字")]
     assert again.events() == [JobAdded(*table[0].tolist()), JobAdded(*table[1].tolist())]
+
+
+def test_a_field_that_is_not_an_integer_is_caught() -> None:
+    """The buffers are plain lists (compiled, the emitter also checks its arguments): a float
+    that reaches one must fail the chunk, not be truncated into the log."""
+    log = EventLog([])
+    log.open()
+    log.emit(RunEnded, 5, 0)
+    log._buffers[BY_RECORD[RunEnded].code][-1] = 0.5  # as an interpreted emitter would store it
+    with pytest.raises(RuntimeError, match="not an integer"):
+        log.close()
 
 
 def test_a_record_with_the_wrong_number_of_fields_is_caught() -> None:
