@@ -124,7 +124,7 @@ def test_no_compiled_module_is_meant_to_run_with_python_m() -> None:
     main_blocks = [
         module
         for module in _native.COMPILED_MODULES
-        if "if __name__ == \"__main__\":" in _native.source_path(module).read_text()
+        if 'if __name__ == "__main__":' in _native.source_path(module).read_text()
     ]
     assert main_blocks == []
 

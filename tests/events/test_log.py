@@ -88,12 +88,12 @@ def test_canonical_bytes_decode_to_the_same_chunk() -> None:
 
 
 def test_a_field_that_is_not_an_integer_is_caught() -> None:
-    """The buffers are plain lists (compiled, the emitter also checks its arguments): a float
-    that reaches one must fail the chunk, not be truncated into the log."""
+    """Values wait in a list before they go into the kind's array (compiled, the emitter also
+    checks its arguments): a float must fail, not be truncated into the log."""
     log = EventLog([])
     log.open()
     log.emit(RunEnded, 5, 0)
-    log._buffers[BY_RECORD[RunEnded].code][-1] = 0.5  # as an interpreted emitter would store it
+    log._pending[BY_RECORD[RunEnded].code][-1] = 0.5  # as an interpreted emitter would store it
     with pytest.raises(RuntimeError, match="not an integer"):
         log.close()
 
