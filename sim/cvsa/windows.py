@@ -117,15 +117,21 @@ def adjust_snapshot_time(
     Returns:
         :class:`Adjusted`.
     """
-    search = AdjustSearch(
-        expected_ms,
-        now_ms,
-        cap=cap,
-        forward_windows=forward_windows,
-        backward_windows=backward_windows,
-        bare_fallback=bare_fallback,
-        rng=rng,
+    return drive(
+        AdjustSearch(
+            expected_ms,
+            now_ms,
+            cap=cap,
+            forward_windows=forward_windows,
+            backward_windows=backward_windows,
+            bare_fallback=bare_fallback,
+            rng=rng,
+        )
     )
+
+
+def drive(search: AdjustSearch) -> AdjustGen:
+    """A search as a generator: yields its effects, is sent the replies, returns the result."""
     step = search.start()
     while isinstance(step, Reserve):
         step = search.reply((yield step))
@@ -164,7 +170,8 @@ class AdjustSearch:
         self.w0 = window_start(expected_ms)
         self.probes = 0
         self.phase = 0
-        """0: nothing probed yet; 1: waiting for the forward search; 2: for the fallback."""
+        """0: not started; 1: waiting for the forward search's reply; 2: for the fallback's;
+        3: done."""
 
     def start(self) -> Reserve | Adjusted:
         return self._from_phase(1)
@@ -193,9 +200,11 @@ class AdjustSearch:
         return Adjusted(max(t, self.now_ms), w, self.probes, outcome)
 
 
-def adjust_with(switches: Switches, expected_ms: Ms, now_ms: Ms, rng: random.Random) -> AdjustGen:
-    """:func:`adjust_snapshot_time` with the window switches of a profile (reference §6.2)."""
-    return adjust_snapshot_time(
+def search_with(
+    switches: Switches, expected_ms: Ms, now_ms: Ms, rng: random.Random
+) -> AdjustSearch:
+    """An :class:`AdjustSearch` with the window switches of a profile (reference §6.2)."""
+    return AdjustSearch(
         expected_ms,
         now_ms,
         cap=switches.window_cap,
@@ -204,6 +213,11 @@ def adjust_with(switches: Switches, expected_ms: Ms, now_ms: Ms, rng: random.Ran
         bare_fallback=switches.fallback_bare_window_start,
         rng=rng,
     )
+
+
+def adjust_with(switches: Switches, expected_ms: Ms, now_ms: Ms, rng: random.Random) -> AdjustGen:
+    """:func:`adjust_snapshot_time` with the window switches of a profile (reference §6.2)."""
+    return drive(search_with(switches, expected_ms, now_ms, rng))
 
 
 def reserve_in(counter: MutableMapping[Ms, int], effect: Reserve) -> Reserved:

@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 from sim.cvsa.lifecycle import SnapshotType, Status
 from sim.cvsa.schedule import ActiveRow, Move, Skip, plan_schedule_snapshot
-from sim.cvsa.windows import AdjustSearch, Reserve
+from sim.cvsa.windows import Reserve, search_with
 from sim.events.cvsa_kinds import NO_WINDOW, NOT_CREATED, PLACEMENT, WINDOW_CAUSE
 from sim.ports import ScheduleRow
 from sim.scheduler.context import STATUS_CODE, TYPE_CODE, Ctx
@@ -44,16 +44,7 @@ class Reservation(NamedTuple):
 async def drive_adjust(ctx: Ctx, expected_ms: Ms) -> Reservation:
     """Run ``adjustSnapshotTime`` against the window counter (§6.2): each of its (at most two)
     searches is one :meth:`~sim.ports.WindowCounter.reserve` call."""
-    sw = ctx.switches
-    search = AdjustSearch(
-        expected_ms,
-        ctx.worker_now,
-        cap=sw.window_cap,
-        forward_windows=sw.forward_search_windows,
-        backward_windows=sw.backward_search_windows,
-        bare_fallback=sw.fallback_bare_window_start,
-        rng=ctx.jitter,
-    )
+    search = search_with(ctx.switches, expected_ms, ctx.worker_now, ctx.jitter)
     reserve = ctx.counter.reserve
     value = -1
     step = search.start()
