@@ -53,6 +53,7 @@ COMPILED_MODULES = (
     "sim.backends.memory.schedules",
     "sim.backends.memory.store",
     "sim.backends.memory.videos",
+    "sim.world.scalar",
     "sim.scheduler",
     "sim.scheduler.cleanup",
     "sim.scheduler.context",

@@ -3,8 +3,9 @@
 Records are buffered per kind as flat int64 arrays, filled from a short list of recent values
 (:data:`PENDING_VALUES` at a time): appending to an ``array('q')`` converts each value on its
 own, several times the cost of a list append, and a full-scale run appends some 600 million;
-converting a whole chunk's list at its end touches values long out of the CPU caches instead
-(an eighth of a full-scale run, measured). Every ``CHUNK_EVENTS`` events (a count, so chunk
+converting a longer list later touches values that have left the CPU caches instead (a whole
+chunk's list was an eighth of a full-scale run, measured; 4,096 values a kind still cost 4 %
+of a tenth-scale month against 32). Every ``CHUNK_EVENTS`` events (a count, so chunk
 boundaries are deterministic) the buffers become one :class:`Chunk`, which is serialised
 canonically (docs/event-log-format.md), hashed into the run's SHA-256 fingerprint, and handed to
 every sink: the file writer of ``--save-events`` and the streaming reducers that compute every
@@ -27,8 +28,16 @@ from sim.events.schema import BY_RECORD, ENUMS, KINDS, EventKind
 MAGIC = b"SIMLOG1\n"
 FORMAT_VERSION = 1
 CHUNK_EVENTS = 65536
-PENDING_VALUES = 4096
-"""Values an emitter gathers in a list before they go into the kind's array in one call."""
+PENDING_VALUES = 32
+"""Values an emitter gathers in a list before they go into the kind's array in one call. Few:
+each value is a freshly boxed int, and what costs is reading it again once it has left the CPU
+caches (a tenth-scale month, runs side by side: 4,096 -> 128 -> 32 values, 121.8 -> 116.4 s
+and 114.4 -> 111.9 s; 8 was no better than 32)."""
+INT64_CODE = "l" if array("l").itemsize == 8 else "q"
+"""The array type code of the int64 buffers: ``l`` where a C long has 64 bits (Linux, macOS).
+Both hold the same bytes, but CPython 3.11 converts an int of more than 30 bits for ``q``
+through ``_PyLong_AsByteArray`` (a byte loop) and for ``l`` with a short loop over its digits;
+every instant in the log has 41 bits (42 ns against 27 ns a value, timeit)."""
 _CHUNK_HEAD = struct.Struct("<4sIH")
 _TABLE_HEAD = struct.Struct("<HIH")
 _NAME_HEAD = struct.Struct("<IH")
@@ -153,7 +162,7 @@ class EventLog:
         self.sinks = list(sinks)
         self.names: list[str] = []
         self._name_index: dict[str, int] = {}
-        self._buffers: dict[int, array[int]] = {code: array("q") for code in KINDS}
+        self._buffers: dict[int, array[int]] = {code: array(INT64_CODE) for code in KINDS}
         self._pending: dict[int, list[int]] = {code: [] for code in KINDS}
         """Per kind, the values emitted since its array was last filled."""
         self._seq = 0

@@ -32,6 +32,8 @@ from sim.scenario.upstream import LatencySection, UpstreamSection
 from sim.units import Ms
 from sim.upstream.limiter import BULK_TASK_TIERS, PROVIDER_TIERS, MultiTierLimiter
 
+_new = tuple.__new__
+
 ALICLOUD, CF_WORKER, NATIVE = "alicloud_hangzhou", "cf-worker", "native"
 TASK_PROXIES: dict[str, tuple[str, ...]] = {
     "bulkSnapshot": (ALICLOUD,),
@@ -100,7 +102,8 @@ class SimulatedUpstream:
     ) -> list[VideoStats]:
         t_ms = await self._request(task, _BULK, len(aids), self.cfg.bulk)
         views, api_error = self.views, self.api_error
-        return [VideoStats(a, views(a, t_ms), t_ms) for a in aids if not api_error(a, t_ms)]
+        # tuple.__new__: the NamedTuple's own __new__ is interpreted (a frame per aid).
+        return [_new(VideoStats, (a, views(a, t_ms), t_ms)) for a in aids if not api_error(a, t_ms)]
 
     # -- one request --------------------------------------------------------------------------
     def pick_proxy(self, task: str, now_ms: Ms) -> str | None:

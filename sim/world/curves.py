@@ -14,16 +14,16 @@ A video's views at ``t`` are, with ``s = max(0, T(t) - T(published))`` in traffi
 * ``drops(t)``: bilibili's recounts, downward steps at known instants (reference §18 Q10).
 
 Every term is monotone in ``s`` and uses only ``+ - * / sqrt``, which IEEE 754 rounds correctly
-in both Python and numpy, so :meth:`CurveTable.value` (pure Python floats, the scheduler's
-per-snapshot path) and :meth:`CurveTable.values` (numpy) agree exactly when they perform the
-same operations in the same order, as they do here. float32 parameters are widened to float64
+in both Python and numpy, so :meth:`CurveTable.value` (Python floats, compiled in
+:mod:`sim.world.scalar`; the scheduler's per-snapshot path) and :meth:`CurveTable.values`
+(numpy) agree exactly when they perform the same operations in the same order, as they do
+here. float32 parameters are widened to float64
 before any arithmetic on both paths. Terms whose parameter is zero are skipped: adding ``+0.0``
 leaves a float unchanged, so skipping them does not change the result.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from enum import IntEnum
 
@@ -32,17 +32,17 @@ import numpy.typing as npt
 
 from sim.units import Ms
 
+# The flag bits live with the scalar form of a curve (compiled, light); re-exported here.
+from sim.world.scalar import FRESH_BIT as FRESH_BIT
+from sim.world.scalar import RECOUNT_BIT as RECOUNT_BIT
+from sim.world.scalar import SURGE_BIT as SURGE_BIT
+from sim.world.scalar import curve_value
+
 F8 = npt.NDArray[np.float64]
 F4 = npt.NDArray[np.float32]
 I8 = npt.NDArray[np.int64]
 U1 = npt.NDArray[np.uint8]
 
-FRESH_BIT = 1
-"""``flags`` bit: the burst term is non-zero."""
-SURGE_BIT = 2
-"""``flags`` bit: the surge term is non-zero."""
-RECOUNT_BIT = 4
-"""``flags`` bit: the video has recount steps."""
 
 NEVER_MS: Ms = np.iinfo(np.int64).max
 """An instant that never comes (padding for step tables, "until" of permanent errors)."""
@@ -145,28 +145,9 @@ class CurveTable:
         return sum(a.nbytes for a in (*cols, *more, rc.index, rc.t_ms, rc.cum_drop))
 
     def value(self, i: int, hours: float, t_ms: Ms) -> int:
-        """Views of video ``i`` at ``t_ms``, whose traffic clock reads ``hours``."""
-        offset, start, rate, burst, half, surge, surge_at, rise, decay, flags = self._mv
-        s = hours - start[i]
-        if s < 0.0:
-            s = 0.0
-        g = offset[i] + rate[i] * s
-        fl = flags[i]
-        if not fl:
-            v = math.floor(g)
-            return v if v > 0 else 0
-        if fl & FRESH_BIT:
-            g = g + burst[i] * s / (s + half[i])
-        if fl & SURGE_BIT:
-            c = surge_at[i]
-            d = s - c
-            y = d / (rise[i] if d < 0 else decay[i])
-            y0 = -c / rise[i]
-            g = g + surge[i] * 0.5 * (y / math.sqrt(1 + y * y) - y0 / math.sqrt(1 + y0 * y0))
-        v = math.floor(g)
-        if fl & RECOUNT_BIT:
-            v -= self.recount.drop(i, t_ms)
-        return v if v > 0 else 0
+        """Views of video ``i`` at ``t_ms``, whose traffic clock reads ``hours`` (compiled:
+        :func:`sim.world.scalar.curve_value`)."""
+        return curve_value(self._mv, self.recount.drop, i, hours, t_ms)
 
     def values(self, idx: I8 | None, hours: float | F8, t_ms: Ms | I8) -> I8:
         """Views of the videos ``idx`` (``None``: all) at ``t_ms`` (a scalar or one per video).

@@ -23,6 +23,7 @@ from sim.world.catalog import B1, I1, InitialCatalog, draw_initial
 from sim.world.curves import NEVER_MS, RECOUNT_BIT, CurveTable, RecountSteps
 from sim.world.families import I8, Draft
 from sim.world.ids import AID_BASE, AID_STRIDE, AidCodec
+from sim.world.scalar import ScalarWorld
 from sim.world.traffic import TrafficClock
 from sim.world.truth import Crossings, find_crossings
 
@@ -98,12 +99,20 @@ class World:
         )
         """The videos published during the run (views into the all-video arrays)."""
         self._codec = codec
-        self._aids = self.aid.data
-        self._value = table.value
         self._n = len(self.aid)
-        self._published = self.published_ms.data
-        self._last_t: Ms = scenario.start_ms  # a one-entry cache of T(t) for views()
-        self._last_hours = clock.hours(scenario.start_ms)
+        self.scalar = ScalarWorld(
+            self.aid.data,
+            self.published_ms.data,
+            table._mv,
+            table.recount.drop,
+            availability._rows,
+            clock.hours,
+            AID_BASE,
+            AID_STRIDE,
+            DELETED,
+            scenario.start_ms,
+        )
+        """:meth:`views` and :meth:`api_error`, compiled: what the simulated upstream calls."""
 
     @classmethod
     def build(cls, scenario: Scenario, streams: RandomStreams) -> World:
@@ -164,15 +173,7 @@ class World:
 
         The count exists even while the video is unavailable; ask :meth:`api_error` first.
         """
-        # AidCodec.index, inlined and checked against the stored aid: this path runs once per
-        # snapshot, and every attribute lookup or call counts against its ~1-2 us budget.
-        i = (aid - AID_BASE) // AID_STRIDE
-        if not (0 <= i < self._n and self._aids[i] == aid):
-            raise KeyError(aid)
-        if t_ms != self._last_t:
-            self._last_hours = self.clock.hours(t_ms)
-            self._last_t = t_ms
-        return self._value(i, self._last_hours, t_ms)
+        return self.scalar.views(aid, t_ms)
 
     def views_many(self, aids: npt.ArrayLike, t_ms: Ms) -> I8:
         """Views of many aids at one instant; equal element-wise to :meth:`views`.
@@ -195,10 +196,7 @@ class World:
     def api_error(self, aid: int, t_ms: Ms) -> int:
         """0 when ``aid`` is visible at ``t_ms``, else bilibili's error code (-404 before it is
         published or once deleted, 62002 hidden, 62004 under review)."""
-        i = self.index(aid)
-        if t_ms < self._published[i]:
-            return DELETED
-        return self.availability.error(i, t_ms)
+        return self.scalar.api_error(aid, t_ms)
 
     def api_errors(self, aids: npt.ArrayLike, t_ms: Ms) -> I8:
         """Element-wise :meth:`api_error` at one instant."""

@@ -33,6 +33,9 @@ DELETED = 255
 ID_BITS = 32
 """Heap keys are ``started_at << 32 | id``: one int per entry instead of a tuple."""
 _ID_MASK = (1 << ID_BITS) - 1
+POS_BITS = 32
+"""``due_schedules`` walks a heap with entries ``key << 32 | position``."""
+_POS_MASK = (1 << POS_BITS) - 1
 _ORDER_RANK = {"normal": 0, "archive": 1}
 _new = tuple.__new__
 """Builds a row without the NamedTuple's generated ``__new__`` (half the cost; rows are built
@@ -223,19 +226,30 @@ class ScheduleTable:
         for type in types:
             heap = self._pending[TYPE_CODE[type]]
             rank = _ORDER_RANK.get(type, 2) if order == "normal_first" else 0
-            taken: list[int] = []
+            # Stale entries at the top go for good; any further down are walked past, and go
+            # once they reach the top (cleanup pops everything two minutes old, §12).
+            while heap and heap[0] < hi and not self._live(heap[0], PENDING):
+                heapq.heappop(heap)
             n = 0
-            # Pop in time order up to to_ms, dropping stale entries; put live ones back after.
-            while heap and heap[0] < hi and n < limit:
-                key = heapq.heappop(heap)
-                if not self._live(key, PENDING):
-                    continue
-                taken.append(key)
-                if lo is None or key >= lo:
-                    found.append((rank, key))
-                    n += 1
-            for key in taken:
-                heapq.heappush(heap, key)
+            if heap and heap[0] < hi:
+                # A walk in key order that leaves the heap as it is: the positions to visit
+                # wait in a small heap of their own, keyed by their entry (no child is below
+                # its parent), so k entries cost k steps on a heap of about k instead of k pops
+                # and k pushes on a heap of millions.
+                size = len(heap)
+                frontier = [heap[0] << POS_BITS]
+                while frontier and n < limit:
+                    top = heapq.heappop(frontier)
+                    pos, key = top & _POS_MASK, top >> POS_BITS
+                    if self._live(key, PENDING) and (lo is None or key >= lo):
+                        found.append((rank, key))
+                        n += 1
+                    child = 2 * pos + 1
+                    if child < size and heap[child] < hi:
+                        heapq.heappush(frontier, heap[child] << POS_BITS | child)
+                    child += 1
+                    if child < size and heap[child] < hi:
+                        heapq.heappush(frontier, heap[child] << POS_BITS | child)
         found.sort()
         return [self._row(key & _ID_MASK) for _, key in found[:limit]]
 
