@@ -70,8 +70,10 @@ COMPILED_MODULES = (
     "sim.upstream.network",
 )
 """What setup.py compiles. Left out on purpose: ``sim.cvsa.retry`` (a keyword-only dataclass
-field after defaults crashes mypyc 2.4), the world (numpy memoryviews whose items mypy types as
-``int`` but hold floats) and everything that runs once per run (CLI, scenarios, reports)."""
+field after defaults crashes mypyc 2.4), the world's numpy code (its memoryviews' items are
+typed ``int`` but hold floats; only its per-video answers are compiled, ``sim.world.scalar``,
+which types the columns ``Any``) and everything that runs once per run (CLI, scenarios,
+reports)."""
 
 PURE_ENV = "SIM_PURE_PYTHON"
 RECORD = "_native_build.json"
