@@ -31,8 +31,8 @@ CHUNK_EVENTS = 65536
 PENDING_VALUES = 32
 """Values an emitter gathers in a list before they go into the kind's array in one call. Few:
 each value is a freshly boxed int, and what costs is reading it again once it has left the CPU
-caches (a tenth-scale month, runs side by side: 4,096 -> 128 -> 32 values, 121.8 -> 116.4 s
-and 114.4 -> 111.9 s; 8 was no better than 32)."""
+caches (a tenth-scale month, one pair of runs side by side each: 4,096 -> 128 values 121.8 ->
+116.4 s; 128 -> 32 values 114.4 -> 111.9 s, within the pairs' scatter; 8 was no better)."""
 INT64_CODE = "l" if array("l").itemsize == 8 else "q"
 """The array type code of the int64 buffers: ``l`` where a C long has 64 bits (Linux, macOS).
 Both hold the same bytes, but CPython 3.11 converts an int of more than 30 bits for ``q``
