@@ -24,6 +24,7 @@ from sim.units import DAY_MS, Ms
 from sim.world import families as fm
 from sim.world.curves import NEVER_MS
 from sim.world.families import F8, I8
+from sim.world.scalar import error_in_force
 
 DELETED = -404
 HIDDEN = 62002
@@ -56,11 +57,9 @@ class Availability:
         return self.index.nbytes + self.from_ms.nbytes + self.until_ms.nbytes + self.code.nbytes
 
     def error(self, i: int, t_ms: Ms) -> int:
-        """The code in force for video ``i`` at ``t_ms`` (0 = visible)."""
-        row = self._rows.get(i)
-        if row is None or not row[0] <= t_ms < row[1]:
-            return 0
-        return row[2]
+        """The code in force for video ``i`` at ``t_ms`` (0 = visible; compiled:
+        :func:`sim.world.scalar.error_in_force`)."""
+        return error_in_force(self._rows, i, t_ms)
 
     def errors(self, idx: I8, t_ms: Ms | I8) -> I8:
         """Element-wise :meth:`error` (``t_ms`` is one instant or one per video)."""

@@ -17,9 +17,9 @@ Every term is monotone in ``s`` and uses only ``+ - * / sqrt``, which IEEE 754 r
 in both Python and numpy, so :meth:`CurveTable.value` (Python floats, compiled in
 :mod:`sim.world.scalar`; the scheduler's per-snapshot path) and :meth:`CurveTable.values`
 (numpy) agree exactly when they perform the same operations in the same order, as they do
-here. float32 parameters are widened to float64
-before any arithmetic on both paths. Terms whose parameter is zero are skipped: adding ``+0.0``
-leaves a float unchanged, so skipping them does not change the result.
+here. float32 parameters are widened to float64 before any arithmetic on both paths. Terms
+whose parameter is zero are skipped: adding ``+0.0`` leaves a float unchanged, so skipping them
+does not change the result.
 """
 
 from __future__ import annotations

@@ -1,12 +1,13 @@
 """The world's answers for one video at one instant, compiled (sim._native).
 
 The simulated upstream asks ``views`` and ``api_error`` for every aid of every request: about
-twice per snapshot taken, some 18 million times in a full-scale month. Interpreted, with the
-aid check, the traffic-clock cache and the curve split over four classes, that was about 5 %
-of a run (perf, tenth-scale month). The arithmetic is :func:`curve_value`, which
-:meth:`sim.world.curves.CurveTable.value` also calls, so there is one scalar form of a curve;
-its vectorised twin :meth:`~sim.world.curves.CurveTable.values` performs the same operations in
-the same order (the curves module says why that makes them equal bit for bit).
+twice per snapshot taken, some 18 million times in a full-scale month. Interpreted, with the aid
+check, the traffic-clock cache and the curve split over four classes, that was 4.5 % of a run
+(perf, tenth-scale month: 3.8 % under bulk requests, 0.7 % under single ones). The arithmetic is
+:func:`curve_value`, which :meth:`sim.world.curves.CurveTable.value` also calls, so there is one
+scalar form of a curve; its vectorised twin :meth:`~sim.world.curves.CurveTable.values` performs
+the same operations in the same order (the curves module says why that makes them equal bit for
+bit).
 
 The columns arrive as memoryviews of the world's numpy arrays, typed ``Any`` here: indexing one
 gives a Python float (float32 and float64 columns alike, widened exactly) or int, which the
@@ -65,6 +66,15 @@ def curve_value(
     return v if v > 0 else 0
 
 
+def error_in_force(unavailable: dict[int, tuple[int, int, int]], i: int, t_ms: Ms) -> int:
+    """The code in force for video ``i`` at ``t_ms`` (0 = visible); ``unavailable`` maps a
+    video to its (from, until, code) (:class:`sim.world.availability.Availability`)."""
+    row = unavailable.get(i)
+    if row is None or not row[0] <= t_ms < row[1]:
+        return 0
+    return row[2]
+
+
 class ScalarWorld:
     """``views(aid, t)`` and ``api_error(aid, t)`` of :class:`sim.world.World`, one video at a
     time (the world builds one and delegates to it)."""
@@ -117,7 +127,4 @@ class ScalarWorld:
         published: int = self._published[i]
         if t_ms < published:
             return self._deleted
-        row = self._unavailable.get(i)
-        if row is None or not row[0] <= t_ms < row[1]:
-            return 0
-        return row[2]
+        return error_in_force(self._unavailable, i, t_ms)

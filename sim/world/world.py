@@ -155,10 +155,7 @@ class World:
 
     def index(self, aid: int) -> int:
         """The internal index of ``aid``; raises ``KeyError`` for an aid the world never had."""
-        i = self._codec.index(aid, self._n)
-        if i < 0:
-            raise KeyError(aid)
-        return i
+        return self.scalar.index(aid)
 
     def indices(self, aids: npt.ArrayLike) -> I8:
         """Element-wise :meth:`index`; raises ``KeyError`` naming the first unknown aid."""
