@@ -13,15 +13,15 @@ in-memory backend never suspends, so the coroutine costs well under a microsecon
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Literal, NamedTuple, Protocol
+from typing import Final, Literal, NamedTuple, Protocol
 
 from sim.units import Ms
 
 ScheduleType = Literal["new", "milestone", "normal", "archive"]
-SCHEDULE_TYPES: tuple[ScheduleType, ...] = ("new", "milestone", "normal", "archive")
+SCHEDULE_TYPES: Final[tuple[ScheduleType, ...]] = ("new", "milestone", "normal", "archive")
 
 Status = Literal["pending", "processing", "completed", "failed", "no_proxy", "bili_error"]
-ACTIVE_STATUSES: tuple[Status, ...] = ("pending", "processing")
+ACTIVE_STATUSES: Final[tuple[Status, ...]] = ("pending", "processing")
 """An "active" schedule is pending or processing (reference, conventions)."""
 
 DueOrder = Literal["started_at", "normal_first"]
@@ -265,7 +265,7 @@ class WindowCounter(Protocol):
         ...
 
 
-DISPATCHER_LOCKS = ("dispatchRegularSnapshots", "dispatchArchiveSnapshots")
+DISPATCHER_LOCKS: Final = ("dispatchRegularSnapshots", "dispatchArchiveSnapshots")
 """The locks the scheduler takes (reference §11.7, §13b.1), by name."""
 
 

@@ -13,26 +13,27 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime, timedelta, timezone
+from typing import Final
 
 Ms = int
 """Epoch milliseconds (UTC) for instants; milliseconds for durations (names end in ``_ms``)."""
 
-SECOND_MS: Ms = 1000
-MINUTE_MS: Ms = 60 * SECOND_MS
-HOUR_MS: Ms = 60 * MINUTE_MS
-DAY_MS: Ms = 24 * HOUR_MS
-WEEK_MS: Ms = 7 * DAY_MS
+SECOND_MS: Final[Ms] = 1000
+MINUTE_MS: Final[Ms] = 60 * SECOND_MS
+HOUR_MS: Final[Ms] = 60 * MINUTE_MS
+DAY_MS: Final[Ms] = 24 * HOUR_MS
+WEEK_MS: Final[Ms] = 7 * DAY_MS
 
 # 5-minute load-levelling windows (seed 000, "每个5分钟时间窗口"; reference §6.1).
-WINDOW_MS: Ms = 5 * MINUTE_MS
+WINDOW_MS: Final[Ms] = 5 * MINUTE_MS
 
 # A distinctive default epoch (2031-01-01T00:00:00Z): a stray wall-clock value (2026...) stands
 # out at once in any log or report (style-anchors R10).
-DEFAULT_EPOCH_MS: Ms = 1_924_992_000_000
+DEFAULT_EPOCH_MS: Final[Ms] = 1_924_992_000_000
 
-_UNIT_MS = {"ms": 1, "s": SECOND_MS, "m": MINUTE_MS, "h": HOUR_MS, "d": DAY_MS, "w": WEEK_MS}
-_PART = re.compile(r"(\d+(?:\.\d+)?|\.\d+)(ms|s|m|h|d|w)")
-_BARE = re.compile(r"\d+(?:\.\d+)?|\.\d+")
+_UNIT_MS: Final = {"ms": 1, "s": SECOND_MS, "m": MINUTE_MS, "h": HOUR_MS, "d": DAY_MS, "w": WEEK_MS}
+_PART: Final = re.compile(r"(\d+(?:\.\d+)?|\.\d+)(ms|s|m|h|d|w)")
+_BARE: Final = re.compile(r"\d+(?:\.\d+)?|\.\d+")
 
 
 class DurationError(ValueError):

@@ -11,12 +11,13 @@ also what the code did before 87d9066 (switch ``archive_keeps_time_of_day``).
 from __future__ import annotations
 
 import math
+from typing import Final
 
 from sim.units import DAY_MS, WEEK_MS, Ms
 
-MONDAY = 1
-SATURDAY = 6
-_EPOCH_WEEKDAY = 4  # 1970-01-01 was a Thursday; JavaScript getDay() counts Sunday = 0
+MONDAY: Final = 1
+SATURDAY: Final = 6
+_EPOCH_WEEKDAY: Final = 4  # 1970-01-01 was a Thursday; JavaScript getDay() counts Sunday = 0
 
 
 def _next_weekday_ms(now_ms: Ms, tz_offset_ms: Ms, weekday: int, keep_time_of_day: bool) -> Ms:

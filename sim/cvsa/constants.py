@@ -27,7 +27,7 @@ class Constant:
     cite: str
 
 
-CONSTANTS: list[Constant] = []
+CONSTANTS: Final[list[Constant]] = []
 
 
 _V = TypeVar("_V", int, float, tuple[int, ...])

@@ -18,7 +18,7 @@ import functools
 import math
 import struct
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import Final, NamedTuple
 
 from sim.cvsa import jsmath
 from sim.cvsa.constants import (
@@ -32,15 +32,16 @@ from sim.cvsa.constants import (
 from sim.cvsa.snapshots import Snapshot, find_closest_snapshot
 from sim.units import HOUR_MS, Ms
 
-MILLION = 1_000_000
+MILLION: Final = 1_000_000
 
 # getFactor's parameters (packages/crawler/mq/scheduling.ts; reference §11.4, §17).
-FACTOR_BASE = 1.054  # a
-FACTOR_NUMERATOR = 4.5  # b
-FACTOR_CEILING = 100.0  # c
-FACTOR_OFFSET = 0.601  # u: the note's "+ 0.601"
-FACTOR_KNEE = 455  # g: piecewise branch point
-FACTOR_FLOOR = 4.5  # lower truncation bound (equal to b; the raw value goes negative past 10^4.5)
+FACTOR_BASE: Final = 1.054  # a
+FACTOR_NUMERATOR: Final = 4.5  # b
+FACTOR_CEILING: Final = 100.0  # c
+FACTOR_OFFSET: Final = 0.601  # u: the note's "+ 0.601"
+FACTOR_KNEE: Final = 455  # g: piecewise branch point
+# The lower truncation bound (equal to b; the raw value goes negative past 10^4.5).
+FACTOR_FLOOR: Final = 4.5
 
 
 def closest_milestone(views: int, strict: bool = False) -> int:

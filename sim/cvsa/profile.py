@@ -31,7 +31,7 @@ def _meta(doc: str, cite: str, basis: str) -> dict[str, str]:
     return {"doc": doc, "cite": cite, "basis": basis}
 
 
-SILENT = "note silent: deployed"
+SILENT: Final = "note silent: deployed"
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -23,7 +23,7 @@ import heapq
 import math
 import types
 from collections.abc import Callable, Coroutine, Generator
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 import trio
 from mypy_extensions import mypyc_attr
@@ -33,14 +33,14 @@ from sim.events.engine_kinds import RunEnded, RunStarted
 from sim.events.log import EventLog
 from sim.units import Ms
 
-PRIORITY_ITERATION = 0
+PRIORITY_ITERATION: Final = 0
 """Periodic-job iterations due at an instant run before other entries at that instant."""
-PRIORITY_DEFAULT = 1
+PRIORITY_DEFAULT: Final = 1
 
-CHECKPOINT_EVERY = 1024
+CHECKPOINT_EVERY: Final = 1024
 """Events between trio checkpoints (lets a Ctrl-C watcher run; costs ~4 us each)."""
 
-OBSERVE_EVERY = 4096
+OBSERVE_EVERY: Final = 4096
 """Events between calls of the progress observer."""
 
 

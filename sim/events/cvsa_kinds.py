@@ -11,12 +11,12 @@ statuses, reasons) are stored as codes of the enums below, whose tables go into 
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Final, NamedTuple
 
 from sim.events.schema import enum, event
 
-SNAPSHOT_TYPE = enum("snapshot_type", "new", "milestone", "normal", "archive")
-SCHEDULE_STATUS = enum(
+SNAPSHOT_TYPE: Final = enum("snapshot_type", "new", "milestone", "normal", "archive")
+SCHEDULE_STATUS: Final = enum(
     "schedule_status",
     "pending",
     "processing",
@@ -26,24 +26,24 @@ SCHEDULE_STATUS = enum(
     "bili_error",
     "deleted",
 )
-NOT_CREATED = enum(
+NOT_CREATED: Final = enum(
     "not_created",
     "duplicate_active",  # §5 step 3: an active row of the type exists and force is false
     "milestone_not_earlier",  # §5 step 2: the active milestone row is already as early
 )
-SKIP_REASON = enum(
+SKIP_REASON: Final = enum(
     "skip_reason",
     "aid_processing",  # §7.2: another row of the video is processing
     "row_gone",  # §9 step 1 / §10.1: cleanup deleted the row before the job ran
     "bili_status",  # §9 step 2: bilibili_metadata.status != 0 blocks the single path
 )
-WINDOW_CAUSE = enum(
+WINDOW_CAUSE: Final = enum(
     "window_cause",
     "status_change",  # §6.4: a pending row left pending
     "move",  # §5 step 2: a pending milestone row moved to another window
     "cleanup",  # design profile: cleanup releases the windows of deleted pending rows
 )
-UPSTREAM_ERROR = enum(
+UPSTREAM_ERROR: Final = enum(
     "upstream_error",
     "bili_code",
     "no_proxy",
@@ -53,7 +53,7 @@ UPSTREAM_ERROR = enum(
     "http_429",
     "http_5xx",
 )
-PLACEMENT = enum(
+PLACEMENT: Final = enum(
     "placement",
     "exact",  # milestone/new: the target itself, +1 on its window with no cap check (§5 step 4)
     "forward",  # adjustSnapshotTime found room searching forward (§6.2 step 2)
@@ -61,7 +61,7 @@ PLACEMENT = enum(
     "exhausted",  # every window full: the target, nothing reserved (§6.2 step 4)
     "unadjusted",  # adjustTime = false: the target, +1 without a cap check
 )
-PROXY_OUTCOME = enum(
+PROXY_OUTCOME: Final = enum(
     "proxy_outcome",
     "ok",
     "no_proxy",
@@ -71,13 +71,13 @@ PROXY_OUTCOME = enum(
     "http_429",
     "throttled",
 )
-UPSTREAM_CALL = enum("upstream_call", "single", "bulk")
-LOCK_OUTCOME = enum(
+UPSTREAM_CALL: Final = enum("upstream_call", "single", "bulk")
+LOCK_OUTCOME: Final = enum(
     "lock_outcome",
     "busy",  # §11.7 step 1, §13b.1: the lock was held: this run did nothing
     "released_other",  # ... and its finally block released the other run's lock (the bug)
 )
-FAULT_KIND = enum(
+FAULT_KIND: Final = enum(
     "fault_kind",
     "upstream_outage",
     "throttling_storm",
@@ -88,7 +88,7 @@ FAULT_KIND = enum(
     "clock_skew",
     "second_instance",
 )
-NO_WINDOW = -1
+NO_WINDOW: Final = -1
 """``window_ms`` of a creation that reserved nothing (every window full, §6.2 step 4)."""
 
 

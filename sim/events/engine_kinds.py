@@ -6,11 +6,11 @@ Names of queues, job names and schedulers are stored as indexes into the log's n
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Final, NamedTuple
 
 from sim.events.schema import event
 
-NO_PRIORITY = -1
+NO_PRIORITY: Final = -1
 """``priority`` of a job added without one: BullMQ's plain wait list, served first (§1.4)."""
 
 

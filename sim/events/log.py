@@ -20,29 +20,29 @@ import json
 import struct
 from array import array
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 import numpy as np
 
 from sim.events.schema import BY_RECORD, ENUMS, KINDS, EventKind
 
-MAGIC = b"SIMLOG1\n"
-FORMAT_VERSION = 1
+MAGIC: Final = b"SIMLOG1\n"
+FORMAT_VERSION: Final = 1
 CHUNK_EVENTS = 65536
-PENDING_VALUES = 32
+PENDING_VALUES: Final = 32
 """Values an emitter gathers in a list before they go into the kind's array in one call. Few:
 each value is a freshly boxed int, and what costs is reading it again once it has left the CPU
 caches (a tenth-scale month, one pair of runs side by side each: 4,096 -> 128 values 121.8 ->
 116.4 s; 128 -> 32 values 114.4 -> 111.9 s, within the pairs' scatter; 8 was no better)."""
-INT64_CODE = "l" if array("l").itemsize == 8 else "q"
+INT64_CODE: Final = "l" if array("l").itemsize == 8 else "q"
 """The array type code of the int64 buffers: ``l`` where a C long has 64 bits (Linux, macOS).
 Both hold the same bytes, but CPython 3.11 converts an int of more than 30 bits for ``q``
 through ``_PyLong_AsByteArray`` (a byte loop) and for ``l`` with a short loop over its digits;
 every instant in the log has 41 bits (42 ns against 27 ns a value, timeit)."""
-_CHUNK_HEAD = struct.Struct("<4sIH")
-_TABLE_HEAD = struct.Struct("<HIH")
-_NAME_HEAD = struct.Struct("<IH")
-_U32 = struct.Struct("<I")
+_CHUNK_HEAD: Final = struct.Struct("<4sIH")
+_TABLE_HEAD: Final = struct.Struct("<HIH")
+_NAME_HEAD: Final = struct.Struct("<IH")
+_U32: Final = struct.Struct("<I")
 
 
 class Chunk:

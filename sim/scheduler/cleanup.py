@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+from typing import Final
+
 from sim.cvsa.constants import CLEANUP_OVERDUE_MS, WINDOW_REFRESH_HORIZON_MS
 from sim.engine import Job
 from sim.events.cvsa_kinds import WINDOW_CAUSE
 from sim.scheduler.context import STATUS_CODE, TYPE_CODE, Ctx
 from sim.units import HOUR_MS, Ms, window_start
 
-NEVER: Ms = 2**62
-_CAUSE_CLEANUP = WINDOW_CAUSE.code("cleanup")
+NEVER: Final[Ms] = 2**62
+_CAUSE_CLEANUP: Final = WINDOW_CAUSE.code("cleanup")
 
 
 async def schedule_cleanup(ctx: Ctx, job: Job) -> None:

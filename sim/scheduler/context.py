@@ -10,7 +10,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 from sim.cvsa.profile import Switches
 from sim.cvsa.retry import Backoff
@@ -31,8 +31,8 @@ class Store(ScheduleStore, SnapshotStore, Protocol):
     """One database: the schedule table and the video tables (joins need both)."""
 
 
-TYPE_CODE = {word: K.SNAPSHOT_TYPE.code(word) for word in K.SNAPSHOT_TYPE.words}
-STATUS_CODE = {word: K.SCHEDULE_STATUS.code(word) for word in K.SCHEDULE_STATUS.words}
+TYPE_CODE: Final = {word: K.SNAPSHOT_TYPE.code(word) for word in K.SNAPSHOT_TYPE.words}
+STATUS_CODE: Final = {word: K.SCHEDULE_STATUS.code(word) for word in K.SCHEDULE_STATUS.words}
 
 
 @dataclass

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from typing import Final
 
 from sim.cvsa.calendar import archive_target_nonsong_ms, next_saturday_ms
 from sim.cvsa.constants import (
@@ -21,7 +22,7 @@ from sim.scheduler.estimates import adjusted_eta, regular_interval
 from sim.scheduler.schedule import schedule_snapshot
 from sim.units import Ms
 
-NEVER: Ms = 2**62
+NEVER: Final[Ms] = 2**62
 REGULAR_LOCK, ARCHIVE_LOCK = DISPATCHER_LOCKS
 
 

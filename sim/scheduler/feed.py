@@ -4,6 +4,8 @@ pipeline is modelled by its effect on the database at the instants the world giv
 
 from __future__ import annotations
 
+from typing import Final
+
 import numpy as np
 
 from sim.cvsa.constants import NEW_INITIAL_OFFSETS_MS
@@ -12,7 +14,8 @@ from sim.scheduler.context import Ctx
 from sim.scheduler.schedule import schedule_snapshot
 from sim.world import World
 
-_DISCOVER, _CLASSIFY = 0, 1
+_DISCOVER: Final = 0
+_CLASSIFY: Final = 1
 
 
 async def load_catalog(ctx: Ctx, world: World, history_ms: list[int]) -> None:

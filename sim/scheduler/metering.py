@@ -14,7 +14,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from mypy_extensions import mypyc_attr
 
@@ -24,9 +24,11 @@ from sim.events.cvsa_kinds import PortCall
 from sim.ports import LockManager, Reserved, ScheduleStore, SnapshotStore, WindowCounter
 from sim.units import Ms
 
-READ, WRITE, REDIS = 0, 1, 2
+READ: Final = 0
+WRITE: Final = 1
+REDIS: Final = 2
 
-KINDS: dict[str, int] = {
+KINDS: Final[dict[str, int]] = {
     **dict.fromkeys(
         [
             "get_schedule",
@@ -193,7 +195,7 @@ def _counted4(fn: Call, slow: Call, engine: Engine, port: Metered, kind: int) ->
     return call
 
 
-_BY_ARITY = {1: _counted1, 2: _counted2, 3: _counted3, 4: _counted4}
+_BY_ARITY: Final = {1: _counted1, 2: _counted2, 3: _counted3, 4: _counted4}
 
 
 def _positional_arity(protocols: tuple[type, ...]) -> dict[str, int]:
@@ -211,7 +213,7 @@ def _positional_arity(protocols: tuple[type, ...]) -> dict[str, int]:
     return out
 
 
-POSITIONAL = _positional_arity((ScheduleStore, SnapshotStore, WindowCounter, LockManager))
+POSITIONAL: Final = _positional_arity((ScheduleStore, SnapshotStore, WindowCounter, LockManager))
 
 
 def _counted_reserve(fn: Call, slow: Call, engine: Engine, port: Metered) -> Call:

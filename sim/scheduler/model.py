@@ -12,7 +12,7 @@ import dataclasses
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from functools import partial
-from typing import Any, cast
+from typing import Any, Final, cast
 
 from sim.backends import Backends, MemoryStore, MemoryWindowCounter
 from sim.cvsa import constants as C
@@ -38,7 +38,7 @@ Processor = Callable[[Ctx, Job], Coroutine[Any, Any, None]]
 IdleHint = Callable[[Ctx, Ms], Coroutine[Any, Any, Ms]]
 
 # (BullMQ job-scheduler id, every, processor, idle hint), in the order of reference §1.3.
-PERIODIC: list[tuple[str, Ms, Processor, IdleHint | None]] = [
+PERIODIC: Final[list[tuple[str, Ms, Processor, IdleHint | None]]] = [
     ("snapshotTick", C.SNAPSHOT_TICK_EVERY_MS, ticks.snapshot_tick, ticks.snapshot_tick_idle_until),
     (
         "bulkSnapshotTick",

@@ -11,7 +11,7 @@ the window-counter port, one round trip per probe, as the deployed client-side l
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import Final, NamedTuple
 
 from sim.cvsa.lifecycle import SnapshotType, Status
 from sim.cvsa.schedule import ActiveRow, Move, Skip, plan_schedule_snapshot
@@ -21,14 +21,14 @@ from sim.ports import ScheduleRow
 from sim.scheduler.context import STATUS_CODE, TYPE_CODE, Ctx
 from sim.units import Ms, window_start
 
-_DUPLICATE = NOT_CREATED.code("duplicate_active")
-_NOT_EARLIER = NOT_CREATED.code("milestone_not_earlier")
-_CAUSE_STATUS = WINDOW_CAUSE.code("status_change")
-_EXACT = PLACEMENT.code("exact")
-_UNADJUSTED = PLACEMENT.code("unadjusted")
-_TYPE = {t.value: t for t in SnapshotType}
-_STATUS = {s.value: s for s in Status}
-_CAUSE_MOVE = WINDOW_CAUSE.code("move")
+_DUPLICATE: Final = NOT_CREATED.code("duplicate_active")
+_NOT_EARLIER: Final = NOT_CREATED.code("milestone_not_earlier")
+_CAUSE_STATUS: Final = WINDOW_CAUSE.code("status_change")
+_EXACT: Final = PLACEMENT.code("exact")
+_UNADJUSTED: Final = PLACEMENT.code("unadjusted")
+_TYPE: Final = {t.value: t for t in SnapshotType}
+_STATUS: Final = {s.value: s for s in Status}
+_CAUSE_MOVE: Final = WINDOW_CAUSE.code("move")
 
 
 class Reservation(NamedTuple):

@@ -7,6 +7,8 @@ the earliest pending row it could take, minus its look-ahead. An idle tick runs 
 
 from __future__ import annotations
 
+from typing import Final
+
 from sim.cvsa.constants import (
     BULK_TICK_LIMIT,
     BULK_TICK_LOOKAHEAD_MS,
@@ -24,9 +26,9 @@ from sim.scheduler.context import TYPE_CODE, Ctx
 from sim.scheduler.schedule import set_status
 from sim.units import Ms
 
-NEVER: Ms = 2**62
-_AID_PROCESSING = SKIP_REASON.code("aid_processing")
-SINGLE_PRIORITY = {
+NEVER: Final[Ms] = 2**62
+_AID_PROCESSING: Final = SKIP_REASON.code("aid_processing")
+SINGLE_PRIORITY: Final = {
     "milestone": PRIORITY_MILESTONE,
     "new": PRIORITY_NEW,
     "archive": PRIORITY_ARCHIVE_SINGLE,

@@ -14,7 +14,7 @@ Reference §9 and §10. What happens on an upstream failure depends on ``switche
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import TypeVar
+from typing import Final, TypeVar
 
 from sim.cvsa.constants import BULK_ETA_DELTA
 from sim.cvsa.lifecycle import SnapshotType
@@ -42,26 +42,26 @@ from sim.scheduler.schedule import schedule_snapshot, set_status
 from sim.units import HOUR_MS
 
 T = TypeVar("T")
-_ROW_GONE = SKIP_REASON.code("row_gone")
+_ROW_GONE: Final = SKIP_REASON.code("row_gone")
 # snapshotVideo's network task: milestone and new rows use snapshotMilestoneVideo (three
 # proxies), anything else (archive rows on the single path) snapshotVideo (two), §9, §14.2.
-_SINGLE_TASK = {
+_SINGLE_TASK: Final = {
     "milestone": "snapshotMilestoneVideo",
     "new": "snapshotMilestoneVideo",
     "archive": "snapshotVideo",
     "normal": "snapshotVideo",
 }
-_BILI_STATUS = SKIP_REASON.code("bili_status")
+_BILI_STATUS: Final = SKIP_REASON.code("bili_status")
 
 
 # The upstream port's error kinds, as the deployed code names them (reference §9, §10, §14) and
 # as seed 004 classifies them for its retry decision.
-_OUTCOME = {
+_OUTCOME: Final = {
     "bili_code": Outcome.BILI_CODE,
     "no_proxy": Outcome.NO_PROXY,
     "alicloud_error": Outcome.ALICLOUD_PROXY_ERR,
 }
-_ERROR_KIND = {
+_ERROR_KIND: Final = {
     "bili_code": ErrorKind.BUSINESS,
     "no_proxy": ErrorKind.RATE_LIMITED,
     "alicloud_error": ErrorKind.HTTP_5XX,

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Final
 
 from sim.units import SECOND_MS, Ms
 
@@ -51,14 +52,14 @@ class MultiTierLimiter:
         return all(tier.allow(now_ms, scale) for tier in self.tiers)
 
 
-PROVIDER_TIERS: tuple[tuple[Ms, int], ...] = (
+PROVIDER_TIERS: Final[tuple[tuple[Ms, int], ...]] = (
     (1 * SECOND_MS, 20),
     (15 * SECOND_MS, 130),
     (300 * SECOND_MS, 2000),
 )
 """The bilibili provider limiter, one copy per proxy (reference §14.2)."""
 
-BULK_TASK_TIERS: tuple[tuple[Ms, int], ...] = (
+BULK_TASK_TIERS: Final[tuple[tuple[Ms, int], ...]] = (
     (1 * SECOND_MS, 5),
     (15 * SECOND_MS, 40),
     (300 * SECOND_MS, 200),

@@ -24,6 +24,7 @@ import math
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Final
 
 from sim.engine import Engine
 from sim.events.cvsa_kinds import PROXY_OUTCOME, UpstreamRequest
@@ -32,19 +33,22 @@ from sim.scenario.upstream import LatencySection, UpstreamSection
 from sim.units import Ms
 from sim.upstream.limiter import BULK_TASK_TIERS, PROVIDER_TIERS, MultiTierLimiter
 
-_new = tuple.__new__
+_new: Final = tuple.__new__
 
-ALICLOUD, CF_WORKER, NATIVE = "alicloud_hangzhou", "cf-worker", "native"
-TASK_PROXIES: dict[str, tuple[str, ...]] = {
+ALICLOUD: Final = "alicloud_hangzhou"
+CF_WORKER: Final = "cf-worker"
+NATIVE: Final = "native"
+TASK_PROXIES: Final[dict[str, tuple[str, ...]]] = {
     "bulkSnapshot": (ALICLOUD,),
     "snapshotVideo": (ALICLOUD, CF_WORKER),
     "snapshotMilestoneVideo": (ALICLOUD, CF_WORKER, NATIVE),
     "getVideoInfo": (ALICLOUD, CF_WORKER),
 }
 """Proxies per network task (reference §14.2)."""
-THROTTLED_CODE = -412
+THROTTLED_CODE: Final = -412
 """bilibili's "request blocked" code (a business error in a 200 response)."""
-_SINGLE, _BULK = 0, 1
+_SINGLE: Final = 0
+_BULK: Final = 1
 
 
 @dataclass

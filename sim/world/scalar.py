@@ -18,15 +18,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Final
 
 from sim.units import Ms
 
-FRESH_BIT = 1
+FRESH_BIT: Final = 1
 """``flags`` bit: the burst term is non-zero."""
-SURGE_BIT = 2
+SURGE_BIT: Final = 2
 """``flags`` bit: the surge term is non-zero."""
-RECOUNT_BIT = 4
+RECOUNT_BIT: Final = 4
 """``flags`` bit: the video has recount steps."""
 
 

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from typing import Final
 
 from sim.cvsa.windows import Reserve, reserve_in
 from sim.ports import Reserved, UpstreamError, VideoStats
 from sim.units import WINDOW_MS, Ms
 
-BLOCK_WINDOWS = 64
+BLOCK_WINDOWS: Final = 64
 """Windows per block of the full-window index (5 h 20 min)."""
-_BLOCK_MS = BLOCK_WINDOWS * WINDOW_MS
+_BLOCK_MS: Final = BLOCK_WINDOWS * WINDOW_MS
 
 
 class MemoryWindowCounter:

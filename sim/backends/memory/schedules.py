@@ -20,31 +20,33 @@ from __future__ import annotations
 import heapq
 from array import array
 from collections.abc import Callable, Sequence
+from typing import Final
 
 from sim.ports import DueOrder, ScheduleRow
 from sim.units import WINDOW_MS, Ms
 
-TYPES = ("new", "milestone", "normal", "archive")
-STATUSES = ("pending", "processing", "completed", "failed", "no_proxy", "bili_error")
-TYPE_CODE = {t: i for i, t in enumerate(TYPES)}
-STATUS_CODE = {s: i for i, s in enumerate(STATUSES)}
-PENDING, PROCESSING = 0, 1
-DELETED = 255
-ID_BITS = 32
+TYPES: Final = ("new", "milestone", "normal", "archive")
+STATUSES: Final = ("pending", "processing", "completed", "failed", "no_proxy", "bili_error")
+TYPE_CODE: Final = {t: i for i, t in enumerate(TYPES)}
+STATUS_CODE: Final = {s: i for i, s in enumerate(STATUSES)}
+PENDING: Final = 0
+PROCESSING: Final = 1
+DELETED: Final = 255
+ID_BITS: Final = 32
 """Heap keys are ``started_at << 32 | id``: one int per entry instead of a tuple."""
-_ID_MASK = (1 << ID_BITS) - 1
-POS_BITS = 32
+_ID_MASK: Final = (1 << ID_BITS) - 1
+POS_BITS: Final = 32
 """``due_schedules`` walks a heap with entries ``key << 32 | position``."""
-_POS_MASK = (1 << POS_BITS) - 1
-_ORDER_RANK = {"normal": 0, "archive": 1}
-_new = tuple.__new__
+_POS_MASK: Final = (1 << POS_BITS) - 1
+_ORDER_RANK: Final = {"normal": 0, "archive": 1}
+_new: Final = tuple.__new__
 """Builds a row without the NamedTuple's generated ``__new__`` (half the cost; rows are built
 for every status change and lookup)."""
 
 ActiveHook = Callable[[int, int, bool], None]
 """Called with (aid, type code, now_active) when a video gains its first or loses its last
 active row of a type."""
-SEVERAL = -1
+SEVERAL: Final = -1
 """In an active column: the video has several active rows of the type (see ``_several``)."""
 
 

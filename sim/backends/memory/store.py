@@ -3,6 +3,8 @@ dispatchers' anti-joins need both), plus the two anti-join indexes that tie them
 
 from __future__ import annotations
 
+from typing import Final
+
 from sim.backends.memory.schedules import TYPE_CODE, TYPES, ScheduleTable
 from sim.backends.memory.videos import VideoTables
 
@@ -11,8 +13,8 @@ from sim.backends.memory.videos import VideoTables
 # change when a video's active count of a type crosses zero. Non-songs are only ever asked about
 # archive rows (§11.7): a set of the non-songs without a normal row would hold every one of them
 # (a set table of an estimated 64 MB at full scale) for nothing; other questions get a scan.
-_TRACKED = (TYPE_CODE["normal"], TYPE_CODE["archive"])
-_TRACKED_OTHERS = (TYPE_CODE["archive"],)
+_TRACKED: Final = (TYPE_CODE["normal"], TYPE_CODE["archive"])
+_TRACKED_OTHERS: Final = (TYPE_CODE["archive"],)
 
 
 class MemoryStore(ScheduleTable, VideoTables):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from array import array
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import Final, NamedTuple
 
 from mypy_extensions import trait
 
@@ -20,8 +20,10 @@ from sim.cvsa.milestones import milestone_candidate
 from sim.ports import EtaRow, Snapshot
 from sim.units import Ms
 
-IS_VIDEO, IS_SONG, HAS_ETA = 1, 2, 4
-_new = tuple.__new__
+IS_VIDEO: Final = 1
+IS_SONG: Final = 2
+HAS_ETA: Final = 4
+_new: Final = tuple.__new__
 """Builds a Snapshot without the NamedTuple's generated ``__new__`` (half the cost)."""
 
 
@@ -91,7 +93,7 @@ def _kept(
     return _Lookbacks(n, backs, lo2, hi2, bounds, out, rows)
 
 
-WALK_STEPS = 4
+WALK_STEPS: Final = 4
 """Snapshots walked back one by one before a binary search takes over: most lookback targets
 are a step or two from the previous one, but a video snapshotted every few minutes while it
 nears a milestone has hundreds of rows in the 72-hour lookback."""
