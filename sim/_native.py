@@ -49,6 +49,7 @@ COMPILED_MODULES = (
     "sim.events.cvsa_kinds",
     "sim.events.engine_kinds",
     "sim.backends.memory",
+    "sim.backends.memory.columns",
     "sim.backends.memory.counter",
     "sim.backends.memory.schedules",
     "sim.backends.memory.store",

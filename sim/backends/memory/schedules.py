@@ -1,7 +1,8 @@
 """``snapshot_schedule`` in memory: columnar rows and the indexes the deployed queries use.
 
-Rows live in parallel arrays indexed by id (about 22 bytes a row: a month at full scale writes
-some 17 million rows, and they are never deleted except by cleanup, as in the deployed table).
+Rows live in parallel columns indexed by id (:mod:`~sim.backends.memory.columns`, read by
+compiled code without boxing; about 22 bytes a row: a month at full scale writes some 17 million
+rows, and they are never deleted except by cleanup, as in the deployed table).
 A row refers to its video by the video's slot in :class:`~sim.backends.memory.videos.VideoTables`
 (4 bytes instead of an 8-byte aid). Indexes (reference §2.1):
 
@@ -18,10 +19,10 @@ A row refers to its video by the video's slot in :class:`~sim.backends.memory.vi
 from __future__ import annotations
 
 import heapq
-from array import array
 from collections.abc import Callable, Sequence
 from typing import Final
 
+from sim.backends.memory.columns import I32Column, I64Column, U8Column
 from sim.ports import DueOrder, ScheduleRow
 from sim.units import WINDOW_MS, Ms
 
@@ -58,21 +59,24 @@ class ScheduleTable:
         on_active_change: ActiveHook,
         slot_of: Callable[[int], int],
         slot_get: Callable[[int], int | None],
-        aids: array[int],
+        aids: I64Column,
     ) -> None:
         """``slot_of``/``slot_get``: the video tables' aid -> slot map (creating / looking up);
         ``aids``: their slot -> aid column (shared, it grows as slots are added)."""
         self._slot_of_aid = slot_of
         self._slot_get = slot_get
         self._slot_aid = aids
-        self._row_slot = array("i", [0])  # index 0 unused: ids count from 1
-        self._type = bytearray(1)
-        self._status = bytearray([DELETED])
-        self._started = array("q", [0])
-        self._created = array("q", [0])
+        self._row_slot = I32Column()
+        self._type = U8Column()
+        self._status = U8Column()
+        self._started = I64Column()
+        self._created = I64Column()
+        for column in (self._row_slot, self._type, self._started, self._created):
+            column.append(0)  # index 0 unused: ids count from 1
+        self._status.append(DELETED)
         self._pending: list[list[int]] = [[] for _ in TYPES]
         self._proc_heap: list[int] = []
-        self._active: list[array[int]] = [array("i") for _ in TYPES]
+        self._active: list[I32Column] = [I32Column() for _ in TYPES]
         """Per type, by slot: 0 (no active row), the active row's id, or ``SEVERAL``."""
         self._several: list[dict[int, list[int]]] = [{} for _ in TYPES]
         """Per type: slot -> its active row ids, for the slots marked ``SEVERAL``."""
@@ -86,11 +90,11 @@ class ScheduleTable:
             ScheduleRow,
             (
                 i,
-                self._slot_aid[self._row_slot[i]],
-                TYPES[self._type[i]],
-                STATUSES[self._status[i]],
-                self._started[i],
-                self._created[i],
+                self._slot_aid.get(self._row_slot.get(i)),
+                TYPES[self._type.get(i)],
+                STATUSES[self._status.get(i)],
+                self._started.get(i),
+                self._created.get(i),
             ),
         )
 
@@ -98,22 +102,22 @@ class ScheduleTable:
         """The active column's value for ``aid`` (0 when the aid has no slot yet)."""
         s = self._slot_get(aid)
         column = self._active[type_code]
-        return column[s] if s is not None and s < len(column) else 0
+        return column.get(s) if s is not None and s < column.n else 0
 
     def _exists(self, i: int) -> bool:
-        return 0 < i < len(self._status) and self._status[i] != DELETED
+        return 0 < i < self._status.n and self._status.get(i) != DELETED
 
     # -- index maintenance ------------------------------------------------------------------
     def _enter(self, i: int, status: int, new_time: bool) -> None:
         """Index row ``i`` under ``status`` (its status column is already set)."""
-        t, started = self._type[i], self._started[i]
+        t, started = self._type.get(i), self._started.get(i)
         if status == PENDING:
             heapq.heappush(self._pending[t], started << ID_BITS | i)
             w = started - started % WINDOW_MS
             self._windows[w] = self._windows.get(w, 0) + 1
         elif status == PROCESSING:
             heapq.heappush(self._proc_heap, started << ID_BITS | i)
-            s = self._row_slot[i]
+            s = self._row_slot.get(i)
             self._proc_count[s] = self._proc_count.get(s, 0) + 1
         if status in (PENDING, PROCESSING) and new_time:
             self._add_active(i)
@@ -121,7 +125,7 @@ class ScheduleTable:
     def _leave(self, i: int, status: int, keep_active: bool) -> None:
         """Remove row ``i`` from the indexes of ``status`` (heap entries go stale by themselves)."""
         if status == PENDING:
-            started = self._started[i]
+            started = self._started.get(i)
             w = started - started % WINDOW_MS
             left = self._windows[w] - 1
             if left:
@@ -129,7 +133,7 @@ class ScheduleTable:
             else:
                 del self._windows[w]
         elif status == PROCESSING:
-            s = self._row_slot[i]
+            s = self._row_slot.get(i)
             n = self._proc_count[s] - 1
             if n:
                 self._proc_count[s] = n
@@ -139,48 +143,48 @@ class ScheduleTable:
             self._drop_active(i)
 
     def _add_active(self, i: int) -> None:
-        t, s = self._type[i], self._row_slot[i]
+        t, s = self._type.get(i), self._row_slot.get(i)
         column = self._active[t]
-        if s >= len(column):  # slots added since: grow the column to every slot
-            column.frombytes(bytes(4 * (len(self._slot_aid) - len(column))))
-        have = column[s]
+        if s >= column.n:  # slots added since: grow the column to every slot
+            column.grow_to(self._slot_aid.n)
+        have = column.get(s)
         if have == 0:
-            column[s] = i
-            self._on_active_change(self._slot_aid[s], t, True)
+            column.set(s, i)
+            self._on_active_change(self._slot_aid.get(s), t, True)
         elif have == SEVERAL:
             self._several[t][s].append(i)
         else:
-            column[s] = SEVERAL
+            column.set(s, SEVERAL)
             self._several[t][s] = [have, i]
 
     def _drop_active(self, i: int) -> None:
-        t, s = self._type[i], self._row_slot[i]
+        t, s = self._type.get(i), self._row_slot.get(i)
         column = self._active[t]
-        if column[s] == SEVERAL:
+        if column.get(s) == SEVERAL:
             ids = self._several[t][s]
             ids.remove(i)
             if len(ids) == 1:
-                column[s] = ids[0]
+                column.set(s, ids[0])
                 del self._several[t][s]
         else:
-            column[s] = 0
-            self._on_active_change(self._slot_aid[s], t, False)
+            column.set(s, 0)
+            self._on_active_change(self._slot_aid.get(s), t, False)
 
     def _set(self, i: int, status: int) -> None:
-        old = self._status[i]
+        old = self._status.get(i)
         if old == status:
             return
         active = (PENDING, PROCESSING)
         both_active = old in active and status in active
         self._leave(i, old, keep_active=both_active)
-        self._status[i] = status
+        self._status.set(i, status)
         self._enter(i, status, new_time=not both_active)
 
     # -- ScheduleStore ------------------------------------------------------------------------
     async def insert_schedule(
         self, aid: int, type: str, started_at_ms: Ms, created_at_ms: Ms
     ) -> int:
-        i = len(self._status)
+        i = self._status.n
         self._row_slot.append(self._slot_of_aid(aid))
         self._type.append(TYPE_CODE[type])
         self._status.append(PENDING)
@@ -207,9 +211,9 @@ class ScheduleTable:
         if not self._exists(schedule_id):
             return None
         before = self._row(schedule_id)
-        status = self._status[schedule_id]
+        status = self._status.get(schedule_id)
         self._leave(schedule_id, status, keep_active=True)
-        self._started[schedule_id] = started_at_ms
+        self._started.set(schedule_id, started_at_ms)
         self._enter(schedule_id, status, new_time=False)
         return before
 
@@ -257,7 +261,7 @@ class ScheduleTable:
 
     def _live(self, key: int, status: int) -> bool:
         i = key & _ID_MASK
-        return self._status[i] == status and self._started[i] == key >> ID_BITS
+        return self._status.get(i) == status and self._started.get(i) == key >> ID_BITS
 
     async def has_processing_schedule(self, aid: int) -> bool:
         return self._slot_get(aid) in self._proc_count
@@ -282,8 +286,8 @@ class ScheduleTable:
         out = []
         for i in sorted(doomed):
             out.append(self._row(i))
-            self._leave(i, self._status[i], keep_active=False)
-            self._status[i] = DELETED
+            self._leave(i, self._status.get(i), keep_active=False)
+            self._status.set(i, DELETED)
         return out
 
     async def pending_counts_by_window(self, from_ms: Ms, to_ms: Ms) -> dict[Ms, int]:
@@ -307,4 +311,4 @@ class ScheduleTable:
 
     async def aids_with_active_schedule(self, type: str) -> set[int]:
         column, aids = self._active[TYPE_CODE[type]], self._slot_aid
-        return {aids[s] for s, have in enumerate(column) if have}
+        return {aids.get(s) for s in range(column.n) if column.get(s)}

@@ -16,6 +16,7 @@ from typing import Final, NamedTuple
 
 from mypy_extensions import trait
 
+from sim.backends.memory.columns import F64Column, I32Column, I64Column, U8Column
 from sim.cvsa.milestones import milestone_candidate
 from sim.ports import EtaRow, Snapshot
 from sim.units import Ms
@@ -106,14 +107,14 @@ class VideoTables:
 
     def __init__(self) -> None:
         self._slot: dict[int, int] = {}
-        self._aids = array("q")
-        self._flags = bytearray()
-        self._published = array("q")
-        self._bili_code = array("i")
-        self._eta = array("d")
-        self._speed = array("d")
-        self._eta_views = array("q")
-        self._eta_updated = array("q")
+        self._aids = I64Column()
+        self._flags = U8Column()
+        self._published = I64Column()
+        self._bili_code = I32Column()
+        self._eta = F64Column()
+        self._speed = F64Column()
+        self._eta_views = I64Column()
+        self._eta_updated = I64Column()
         self._snaps: list[array[int] | None] = []
         self._candidates: set[int] = set()
         self._candidates_wide: set[int] = set()
@@ -125,7 +126,7 @@ class VideoTables:
     def _slot_of(self, aid: int) -> int:
         s = self._slot.get(aid)
         if s is None:
-            s = len(self._aids)
+            s = self._aids.n
             self._slot[aid] = s
             self._aids.append(aid)
             self._flags.append(0)
@@ -144,19 +145,19 @@ class VideoTables:
     # -- catalogue ----------------------------------------------------------------------------
     async def add_video(self, aid: int, published_ms: Ms) -> None:
         s = self._slot_of(aid)
-        if self._flags[s] & IS_VIDEO:
+        if self._flags.get(s) & IS_VIDEO:
             return
-        self._flags[s] |= IS_VIDEO
-        self._published[s] = published_ms
+        self._flags.set(s, self._flags.get(s) | IS_VIDEO)
+        self._published.set(s, published_ms)
         self._video_added(aid, False)
 
     async def add_song(self, aid: int, published_ms: Ms) -> bool:
         s = self._slot_of(aid)
-        if self._flags[s] & IS_SONG:
+        if self._flags.get(s) & IS_SONG:
             return False
-        self._flags[s] |= IS_SONG
-        if not self._flags[s] & IS_VIDEO:
-            self._published[s] = published_ms
+        self._flags.set(s, self._flags.get(s) | IS_SONG)
+        if not self._flags.get(s) & IS_VIDEO:
+            self._published.set(s, published_ms)
         self._song_published_set(s, published_ms)
         self._video_added(aid, True)
         self._recheck_candidate(aid, s)
@@ -165,8 +166,8 @@ class VideoTables:
     def _song_published_set(self, s: int, published_ms: Ms) -> None:
         # songs.published_at is its own column in the deployed schema; videos added as songs
         # first keep the song's value (the two agree in every caller).
-        if self._published[s] < 0:
-            self._published[s] = published_ms
+        if self._published.get(s) < 0:
+            self._published.set(s, published_ms)
 
     async def load_catalog(
         self, aids: Sequence[int], published_ms: Sequence[Ms], is_song: Sequence[bool]
@@ -187,7 +188,7 @@ class VideoTables:
     def _aids_with(self, flag: int, without: int = 0) -> list[int]:
         flags, aids = self._flags, self._aids
         return sorted(
-            aids[s] for s in range(len(aids)) if flags[s] & flag and not flags[s] & without
+            aids.get(s) for s in range(aids.n) if flags.get(s) & flag and not flags.get(s) & without
         )
 
     async def song_aids(self) -> list[int]:
@@ -198,24 +199,24 @@ class VideoTables:
 
     async def song_published_ms(self, aid: int) -> Ms | None:
         s = self._slot.get(aid)
-        return None if s is None or not self._flags[s] & IS_SONG else self._published[s]
+        return None if s is None or not self._flags.get(s) & IS_SONG else self._published.get(s)
 
     def _is_song(self, aid: int) -> bool:
         s = self._slot.get(aid)
-        return s is not None and bool(self._flags[s] & IS_SONG)
+        return s is not None and bool(self._flags.get(s) & IS_SONG)
 
     def _is_video(self, aid: int) -> bool:
         s = self._slot.get(aid)
-        return s is not None and bool(self._flags[s] & IS_VIDEO)
+        return s is not None and bool(self._flags.get(s) & IS_VIDEO)
 
     async def video_status(self, aid: int) -> int:
         s = self._slot.get(aid)
-        return 0 if s is None or not self._flags[s] & IS_VIDEO else self._bili_code[s]
+        return 0 if s is None or not self._flags.get(s) & IS_VIDEO else self._bili_code.get(s)
 
     async def set_video_status(self, aid: int, code: int) -> None:
         s = self._slot.get(aid)
-        if s is not None and self._flags[s] & IS_VIDEO:
-            self._bili_code[s] = code
+        if s is not None and self._flags.get(s) & IS_VIDEO:
+            self._bili_code.set(s, code)
 
     # -- snapshots ----------------------------------------------------------------------------
     async def insert_snapshot(self, aid: int, t_ms: Ms, views: int) -> bool:
@@ -341,18 +342,24 @@ class VideoTables:
     # -- eta and milestone candidates ---------------------------------------------------------
     async def upsert_eta(self, row: EtaRow) -> None:
         s = self._slot_of(row.aid)
-        self._flags[s] |= HAS_ETA
-        self._eta[s] = row.eta_h
-        self._speed[s] = row.speed
-        self._eta_views[s] = row.current_views
-        self._eta_updated[s] = row.updated_ms
+        self._flags.set(s, self._flags.get(s) | HAS_ETA)
+        self._eta.set(s, row.eta_h)
+        self._speed.set(s, row.speed)
+        self._eta_views.set(s, row.current_views)
+        self._eta_updated.set(s, row.updated_ms)
         self._recheck_candidate(row.aid, s)
 
     async def get_eta(self, aid: int) -> EtaRow | None:
         s = self._slot.get(aid)
-        if s is None or not self._flags[s] & HAS_ETA:
+        if s is None or not self._flags.get(s) & HAS_ETA:
             return None
-        return EtaRow(aid, self._eta[s], self._speed[s], self._eta_views[s], self._eta_updated[s])
+        return EtaRow(
+            aid,
+            self._eta.get(s),
+            self._speed.get(s),
+            self._eta_views.get(s),
+            self._eta_updated.get(s),
+        )
 
     def _recheck_candidate(self, aid: int, s: int) -> None:
         # The candidate query scans latest_video_snapshot and eta in SQL; here both candidate
@@ -360,8 +367,8 @@ class VideoTables:
         snaps = self._snaps[s]
         if snaps is None:
             return
-        views, is_song = snaps[-1], bool(self._flags[s] & IS_SONG)
-        eta_h = self._eta[s] if self._flags[s] & HAS_ETA else None
+        views, is_song = snaps[-1], bool(self._flags.get(s) & IS_SONG)
+        eta_h = self._eta.get(s) if self._flags.get(s) & HAS_ETA else None
         if milestone_candidate(views, is_song, eta_h, False):
             self._candidates.add(aid)
             self._candidates_wide.add(aid)
