@@ -1,11 +1,10 @@
 """The run's event log: append-only typed records, streamed in chunks to sinks.
 
-Records are buffered per kind as flat int64 arrays, filled from a short list of recent values
-(:data:`PENDING_VALUES` at a time): appending to an ``array('q')`` converts each value on its
-own, several times the cost of a list append, and a full-scale run appends some 600 million;
-converting a longer list later touches values that have left the CPU caches instead (a whole
-chunk's list was an eighth of a full-scale run, measured; a tenth-scale month ran 4 % faster
-with 128 values a kind than with 4,096, one pair of runs side by side). Every ``CHUNK_EVENTS``
+Records are buffered per kind as flat int64 vectors (``librt.vecs.vec[i64]``), which compiled
+code appends to without boxing: a full-scale run appends some 600 million values (an
+``array('q')`` converts each value through the generic protocol, and a list of boxed ints
+converted later touches values that have left the CPU caches; docs/performance.md "Eighth
+round"). Every ``CHUNK_EVENTS``
 events (a count, so chunk boundaries are deterministic) the buffers become one :class:`Chunk`,
 which is serialised canonically (docs/event-log-format.md), hashed into the run's SHA-256
 fingerprint, and handed to every sink: the file writer of ``--save-events`` and the streaming
@@ -18,27 +17,18 @@ from __future__ import annotations
 import hashlib
 import json
 import struct
-from array import array
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, Final, Protocol
+from typing import Any, Final, Protocol, final
 
 import numpy as np
+from librt.vecs import append, vec
+from mypy_extensions import i64
 
 from sim.events.schema import BY_RECORD, ENUMS, KINDS, EventKind
 
 MAGIC: Final = b"SIMLOG1\n"
 FORMAT_VERSION: Final = 1
 CHUNK_EVENTS = 65536
-PENDING_VALUES: Final = 32
-"""Values an emitter gathers in a list before they go into the kind's array in one call. Few:
-each value is a freshly boxed int, and what costs is reading it again once it has left the CPU
-caches (a tenth-scale month, one pair of runs side by side each: 4,096 -> 128 values 121.8 ->
-116.4 s; 128 -> 32 values 114.4 -> 111.9 s, within the pairs' scatter; 8 was no better)."""
-INT64_CODE: Final = "l" if array("l").itemsize == 8 else "q"
-"""The array type code of the int64 buffers: ``l`` where a C long has 64 bits (Linux, macOS).
-Both hold the same bytes, but CPython 3.11 converts an int of more than 30 bits for ``q``
-through ``_PyLong_AsByteArray`` (a byte loop) and for ``l`` with a short loop over its digits;
-every instant in the log has 41 bits (42 ns against 27 ns a value, timeit)."""
 _CHUNK_HEAD: Final = struct.Struct("<4sIH")
 _TABLE_HEAD: Final = struct.Struct("<HIH")
 _NAME_HEAD: Final = struct.Struct("<IH")
@@ -151,6 +141,14 @@ def header_bytes(names: Sequence[str]) -> bytes:
     return json.dumps(doc, sort_keys=True, separators=(",", ":")).encode()
 
 
+@final
+class _Values:
+    """One kind's values since the last chunk: ``(seq, t_ms, *fields)`` per record, flat."""
+
+    def __init__(self) -> None:
+        self.values: vec[i64] = vec[i64]()
+
+
 class EventLog:
     """Append-only event log of one run.
 
@@ -163,9 +161,7 @@ class EventLog:
         self.sinks = list(sinks)
         self.names: list[str] = []
         self._name_index: dict[str, int] = {}
-        self._buffers: dict[int, array[int]] = {code: array(INT64_CODE) for code in KINDS}
-        self._pending: dict[int, list[int]] = {code: [] for code in KINDS}
-        """Per kind, the values emitted since its array was last filled."""
+        self._buffers: dict[int, _Values] = {code: _Values() for code in KINDS}
         self._seq = 0
         self._chunk_first = 0
         self._hash = hashlib.sha256()
@@ -211,7 +207,7 @@ class EventLog:
     def emitter(self, record_type: type) -> Callable[..., None]:
         """A fast ``emit(t_ms, *fields)`` bound to one kind."""
         kind: EventKind = BY_RECORD[record_type]
-        pending = self._pending[kind.code]
+        buf = self._buffers[kind.code]
         log = self
 
         def emit(t_ms: int, *fields: int) -> None:
@@ -219,39 +215,33 @@ class EventLog:
                 log.lazy()
             seq = log._seq
             log._seq = seq + 1
-            pending.append(seq)
-            pending.append(t_ms)
-            pending.extend(fields)
-            if len(pending) >= PENDING_VALUES:
-                log._fill(kind)
+            try:
+                values = append(append(buf.values, seq), t_ms)
+                for value in fields:
+                    values = append(values, value)
+            # Compiled, an int beyond int64 raises ValueError; interpreted, OverflowError.
+            except (TypeError, ValueError, OverflowError) as exc:
+                msg = f"{kind.name}: a record had a field that is not an integer"
+                raise RuntimeError(msg) from exc
+            buf.values = values
             if log._seq - log._chunk_first >= CHUNK_EVENTS:
                 log._flush()
 
         return emit
 
-    def _fill(self, kind: EventKind) -> None:
-        """Move a kind's pending values into its array (one C loop, while they are in cache)."""
-        pending = self._pending[kind.code]
-        try:
-            self._buffers[kind.code].fromlist(pending)  # all or nothing
-        except (TypeError, OverflowError) as exc:
-            raise RuntimeError(f"{kind.name}: a record had a field that is not an integer") from exc
-        pending.clear()
-
     def _take_chunk(self) -> Chunk:
         tables: dict[int, np.ndarray] = {}
         for code, buf in self._buffers.items():
             kind = KINDS[code]
-            if self._pending[code]:
-                self._fill(kind)
-            if not buf:
+            values = buf.values
+            if not len(values):
                 continue
-            if len(buf) % kind.width:
+            if len(values) % kind.width:
                 raise RuntimeError(f"{kind.name}: a record had the wrong number of fields")
-            view = np.frombuffer(buf, dtype=np.int64)
-            tables[code] = view.reshape(-1, kind.width).copy()
-            del view
-            del buf[:]
+            flat = np.frombuffer(memoryview(values), dtype=np.int64)
+            tables[code] = flat.reshape(-1, kind.width).copy()
+            # As much room as this chunk took: the next one is usually alike.
+            buf.values = vec[i64](capacity=len(values))
         n = self._seq - self._chunk_first
         seqs = np.concatenate([t[:, 0] for t in tables.values()]) if tables else np.empty(0)
         if len(seqs) != n or (

@@ -1,4 +1,5 @@
-"""Fixed-width columns for the memory store: int64, int32, uint8 and float64 values by index.
+"""Fixed-width columns for the memory store: int64, int32, uint8 and float64 values by index,
+and a vector of int64 values by index.
 
 Why not ``array``: compiled by mypyc, ``a[i]`` on an ``array('q')`` goes through the generic
 item protocol -- the index is boxed into a Python int, the array boxes the item into another,
@@ -134,4 +135,33 @@ class F64Column:
         if n & _MASK == 0:
             self._chunks = append(self._chunks, vec[float]([0.0] * _CHUNK))
         self._chunks[n >> CHUNK_BITS][n & _MASK] = value
+        self.n = n + 1
+
+
+@final
+class SeriesColumn:
+    """A ``vec[i64]`` by index, empty by default; a caller that appends to one stores the
+    result back with :meth:`set` (a vec may move when it grows)."""
+
+    def __init__(self) -> None:
+        self._chunks: vec[vec[vec[i64]]] = vec[vec[vec[i64]]]()
+        self.n: i64 = 0
+
+    def __len__(self) -> int:
+        return self.n
+
+    def get(self, i: i64) -> vec[i64]:
+        return self._chunks[i >> CHUNK_BITS][i & _MASK]
+
+    def set(self, i: i64, value: vec[i64]) -> None:
+        self._chunks[i >> CHUNK_BITS][i & _MASK] = value
+
+    def append_empty(self) -> None:
+        n = self.n
+        if n & _MASK == 0:
+            chunk = vec[vec[i64]](capacity=_CHUNK)
+            empty = vec[i64]()  # holds no buffer
+            for _ in range(_CHUNK):
+                chunk = append(chunk, empty)
+            self._chunks = append(self._chunks, chunk)
         self.n = n + 1

@@ -1,8 +1,9 @@
 """``bilibili_metadata``, ``songs``, ``video_snapshot`` and ``eta`` in memory.
 
 Every aid the tables see gets a dense slot, and per-video values are columns indexed by slot
-(about 60 bytes a video plus 16 bytes a snapshot): at full scale that is two million videos. A
-video's snapshots are one interleaved ``array('q')`` ``[t0, v0, t1, v1, ...]`` in time order.
+(:mod:`~sim.backends.memory.columns`; about 60 bytes a video plus 16 bytes a snapshot): at full
+scale that is two million videos. A video's snapshots are one interleaved ``vec[i64]``
+``[t0, v0, t1, v1, ...]`` in time order, grown by a quarter at a time (:func:`_appended`).
 The milestone candidates (§11.1) are kept as sets, re-checked whenever a video's latest views,
 its eta or its song flag change.
 """
@@ -10,13 +11,13 @@ its eta or its song flag change.
 from __future__ import annotations
 
 import math
-from array import array
 from collections.abc import Sequence
 from typing import Final, NamedTuple
 
-from mypy_extensions import trait
+from librt.vecs import append, extend, vec
+from mypy_extensions import i64, trait
 
-from sim.backends.memory.columns import F64Column, I32Column, I64Column, U8Column
+from sim.backends.memory.columns import F64Column, I32Column, I64Column, SeriesColumn, U8Column
 from sim.cvsa.milestones import milestone_candidate
 from sim.ports import EtaRow, Snapshot
 from sim.units import Ms
@@ -28,7 +29,49 @@ _new: Final = tuple.__new__
 """Builds a Snapshot without the NamedTuple's generated ``__new__`` (half the cost)."""
 
 
-def last_at_or_before(snaps: array[int], t_ms: Ms, hi: int | None = None) -> int:
+def _grown(n: int) -> int:
+    """The room after ``n`` values: a quarter more, at least two snapshots more."""
+    return n + max(4, (n >> 2) & ~1)
+
+
+def _rooms() -> frozenset[int]:
+    room, out = 4, set()
+    while room < 1 << 40:
+        out.add(room)
+        room = _grown(room)
+    return frozenset(out)
+
+
+_FULL_AT: Final = _rooms()
+"""The lengths at which a snapshot vector is full: it is only ever allocated with one of these
+capacities. A vec left to grow by itself doubles (2n + 1): a song's hundred snapshots would
+hold up to twice their room, some 70 MB more at full scale."""
+
+
+def _room_for(n: int) -> int:
+    room = 4
+    while room < n:
+        room = _grown(room)
+    return room
+
+
+def _appended(snaps: vec[i64], t_ms: Ms, views: int) -> vec[i64]:
+    """``snaps`` with ``(t_ms, views)`` appended (the vector may be a new one)."""
+    n = len(snaps)
+    if n == 0:
+        snaps = vec[i64](capacity=4)
+    elif n in _FULL_AT:
+        snaps = extend(vec[i64](capacity=_grown(n)), snaps)
+    return append(append(snaps, t_ms), views)
+
+
+def _inserted(snaps: vec[i64], k: int, t_ms: Ms, views: int) -> vec[i64]:
+    """``snaps`` with ``(t_ms, views)`` inserted at value index ``k`` (a new vector)."""
+    out = extend(vec[i64](capacity=_room_for(len(snaps) + 2)), snaps[:k])
+    return extend(append(append(out, t_ms), views), snaps[k:])
+
+
+def last_at_or_before(snaps: vec[i64], t_ms: Ms, hi: int | None = None) -> int:
     """Index (in snapshots, not array slots) of the last snapshot with time <= t, or -1; only
     snapshots before index ``hi`` (default: all) are searched."""
     lo = 0
@@ -43,7 +86,7 @@ def last_at_or_before(snaps: array[int], t_ms: Ms, hi: int | None = None) -> int
     return lo - 1
 
 
-def _closest_row(snaps: array[int], t: Ms, j: int) -> int:
+def _closest_row(snaps: vec[i64], t: Ms, j: int) -> int:
     """The row closest to ``t``, given ``j``, the last row at or before it (-1 if none); a
     tie goes to the earlier row (§19.7)."""
     if j < 0:
@@ -53,13 +96,13 @@ def _closest_row(snaps: array[int], t: Ms, j: int) -> int:
     return j if t - snaps[2 * j] <= snaps[2 * j + 2] - t else j + 1
 
 
-def _answer(snaps: array[int], i: int) -> tuple[Snapshot, tuple[float, float]]:
+def _answer(snaps: vec[i64], i: int) -> tuple[Snapshot, tuple[float, float]]:
     """Row ``i``, and the range of twice a target for which it is the closest row (twice the
     midpoints to its neighbours: exact integers; a tie goes to the earlier row)."""
     last = (len(snaps) >> 1) - 1
     return _new(Snapshot, (snaps[2 * i], snaps[2 * i + 1])), (
-        snaps[2 * i - 2] + snaps[2 * i] if i > 0 else -math.inf,
-        snaps[2 * i] + snaps[2 * i + 2] if i < last else math.inf,
+        float(snaps[2 * i - 2] + snaps[2 * i]) if i > 0 else -math.inf,
+        float(snaps[2 * i] + snaps[2 * i + 2]) if i < last else math.inf,
     )
 
 
@@ -67,7 +110,7 @@ class _Lookbacks(NamedTuple):
     """A kept ``lookback_snapshots`` answer."""
 
     n: int
-    """The snapshot array's length it was computed for."""
+    """The snapshot vector's length it was computed for."""
     backs: tuple[Ms, ...]
     lo2: float
     hi2: float
@@ -115,7 +158,8 @@ class VideoTables:
         self._speed = F64Column()
         self._eta_views = I64Column()
         self._eta_updated = I64Column()
-        self._snaps: list[array[int] | None] = []
+        self._snaps = SeriesColumn()
+        """By slot: the video's snapshots (empty: none)."""
         self._candidates: set[int] = set()
         self._candidates_wide: set[int] = set()
         self._lookbacks: dict[int, _Lookbacks] = {}
@@ -136,7 +180,7 @@ class VideoTables:
             self._speed.append(0.0)
             self._eta_views.append(0)
             self._eta_updated.append(0)
-            self._snaps.append(None)
+            self._snaps.append_empty()
         return s
 
     def _video_added(self, aid: int, song: bool) -> None:
@@ -221,24 +265,24 @@ class VideoTables:
     # -- snapshots ----------------------------------------------------------------------------
     async def insert_snapshot(self, aid: int, t_ms: Ms, views: int) -> bool:
         s = self._slot_of(aid)
-        snaps = self._snaps[s]
-        if snaps is None:
-            self._snaps[s] = array("q", (t_ms, views))
-        elif snaps[-2] < t_ms:  # the usual case: appended in time order
+        snaps = self._snaps.get(s)
+        n = len(snaps)
+        if n == 0:
+            self._snaps.set(s, _appended(snaps, t_ms, views))
+        elif snaps[n - 2] < t_ms:  # the usual case: appended in time order
             self._lookbacks_appended(aid, snaps, t_ms)
-            snaps.append(t_ms)
-            snaps.append(views)
+            self._snaps.set(s, _appended(snaps, t_ms, views))
         else:
             self._lookbacks.pop(aid, None)
             i = last_at_or_before(snaps, t_ms)
             if i >= 0 and snaps[2 * i] == t_ms:
                 return False
-            snaps[2 * i + 2 : 2 * i + 2] = array("q", (t_ms, views))
+            self._snaps.set(s, _inserted(snaps, 2 * i + 2, t_ms, views))
             return True
         self._recheck_candidate(aid, s)
         return True
 
-    def _lookbacks_appended(self, aid: int, snaps: array[int], t_ms: Ms) -> None:
+    def _lookbacks_appended(self, aid: int, snaps: vec[i64], t_ms: Ms) -> None:
         """A row appended after the last one only narrows the last row's range: its upper
         bound was open and is now the midpoint to the new row; every other answer kept holds
         over the same targets as before."""
@@ -249,28 +293,31 @@ class VideoTables:
         last = (n >> 1) - 1
         for k, i in enumerate(rows):
             if i == last:
-                bounds[k] = (bounds[k][0], snaps[2 * last] + t_ms)
+                bounds[k] = (bounds[k][0], float(snaps[2 * last] + t_ms))
         self._lookbacks[aid] = _kept(n + 2, backs, bounds, out, rows)
 
-    def _snapshots(self, aid: int) -> array[int] | None:
+    def _snapshots(self, aid: int) -> vec[i64]:
         s = self._slot.get(aid)
-        return None if s is None else self._snaps[s]
+        return vec[i64]() if s is None else self._snaps.get(s)
 
     async def latest_snapshot(self, aid: int) -> Snapshot | None:
         s = self._slot.get(aid)  # inlined _snapshots: asked for every candidate every pass
-        snaps = None if s is None else self._snaps[s]
-        return None if snaps is None else _new(Snapshot, (snaps[-2], snaps[-1]))
+        if s is None:
+            return None
+        snaps = self._snaps.get(s)
+        n = len(snaps)
+        return None if n == 0 else _new(Snapshot, (snaps[n - 2], snaps[n - 1]))
 
     async def snapshot_before(self, aid: int, t_ms: Ms) -> Snapshot | None:
         snaps = self._snapshots(aid)
-        if snaps is None:
+        if not len(snaps):
             return None
         i = last_at_or_before(snaps, t_ms)
         return None if i < 0 else Snapshot(snaps[2 * i], snaps[2 * i + 1])
 
     async def closest_snapshot(self, aid: int, t_ms: Ms) -> Snapshot | None:
         snaps = self._snapshots(aid)
-        if snaps is None:
+        if not len(snaps):
             return None
         i = _closest_row(snaps, t_ms, last_at_or_before(snaps, t_ms))
         return Snapshot(snaps[2 * i], snaps[2 * i + 1])
@@ -279,8 +326,8 @@ class VideoTables:
         self, aid: int, now_ms: Ms, backs_ms: Sequence[Ms]
     ) -> tuple[Snapshot | None, ...]:
         s = self._slot.get(aid)
-        snaps = None if s is None else self._snaps[s]
-        if snaps is None or not backs_ms:
+        snaps = vec[i64]() if s is None else self._snaps.get(s)
+        if not len(snaps) or not backs_ms:
             return (None,) * len(backs_ms)
         backs = tuple(backs_ms)  # the same object for a tuple; kept with the answer
         memo = self._lookbacks.get(aid)
@@ -314,7 +361,7 @@ class VideoTables:
         return kept.out
 
     def _refresh(
-        self, aid: int, snaps: array[int], memo: _Lookbacks, now_ms: Ms
+        self, aid: int, snaps: vec[i64], memo: _Lookbacks, now_ms: Ms
     ) -> tuple[Snapshot | None, ...]:
         """Move each answer whose target left its range to the target's closest row: a few
         steps from where it was (targets move with the clock), else a binary search."""
@@ -364,10 +411,10 @@ class VideoTables:
     def _recheck_candidate(self, aid: int, s: int) -> None:
         # The candidate query scans latest_video_snapshot and eta in SQL; here both candidate
         # sets (with and without set A) are kept up to date on every write that can change them.
-        snaps = self._snaps[s]
-        if snaps is None:
+        snaps = self._snaps.get(s)
+        if not len(snaps):
             return
-        views, is_song = snaps[-1], bool(self._flags.get(s) & IS_SONG)
+        views, is_song = snaps[len(snaps) - 1], bool(self._flags.get(s) & IS_SONG)
         eta_h = self._eta.get(s) if self._flags.get(s) & HAS_ETA else None
         if milestone_candidate(views, is_song, eta_h, False):
             self._candidates.add(aid)
