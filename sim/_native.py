@@ -51,6 +51,7 @@ COMPILED_MODULES = (
     "sim.backends.memory",
     "sim.backends.memory.columns",
     "sim.backends.memory.counter",
+    "sim.backends.memory.keyheap",
     "sim.backends.memory.schedules",
     "sim.backends.memory.store",
     "sim.backends.memory.videos",

@@ -6,7 +6,8 @@ rows, and they are never deleted except by cleanup, as in the deployed table).
 A row refers to its video by the video's slot in :class:`~sim.backends.memory.videos.VideoTables`
 (4 bytes instead of an 8-byte aid). Indexes (reference §2.1):
 
-* per type, a heap of the pending rows keyed by ``started_at`` then id, packed into one int;
+* per type, a heap of the pending rows keyed by ``started_at`` then id
+  (:class:`~sim.backends.memory.keyheap.KeyHeap`);
   entries are deleted lazily: an entry is live while its row is still pending at that time;
 * a heap of the processing rows (cleanup deletes pending *and* processing rows);
 * per type, the active (pending or processing) row of each video, an int32 column by slot (the
@@ -23,6 +24,7 @@ from collections.abc import Callable, Sequence
 from typing import Final
 
 from sim.backends.memory.columns import I32Column, I64Column, U8Column
+from sim.backends.memory.keyheap import KeyHeap
 from sim.ports import DueOrder, ScheduleRow
 from sim.units import WINDOW_MS, Ms
 
@@ -34,7 +36,7 @@ PENDING: Final = 0
 PROCESSING: Final = 1
 DELETED: Final = 255
 ID_BITS: Final = 32
-"""Heap keys are ``started_at << 32 | id``: one int per entry instead of a tuple."""
+"""The due walk orders heap entries as one int, ``started_at << 32 | id``."""
 _ID_MASK: Final = (1 << ID_BITS) - 1
 POS_BITS: Final = 32
 """``due_schedules`` walks a heap with entries ``key << 32 | position``."""
@@ -49,6 +51,11 @@ ActiveHook = Callable[[int, int, bool], None]
 active row of a type."""
 SEVERAL: Final = -1
 """In an active column: the video has several active rows of the type (see ``_several``)."""
+
+
+def _entry(heap: KeyHeap, pos: int) -> int:
+    """The heap entry at ``pos`` as one int, ``started_at << 32 | id`` (ordered alike)."""
+    return heap.t_at(pos) << ID_BITS | heap.id_at(pos)
 
 
 class ScheduleTable:
@@ -74,8 +81,8 @@ class ScheduleTable:
         for column in (self._row_slot, self._type, self._started, self._created):
             column.append(0)  # index 0 unused: ids count from 1
         self._status.append(DELETED)
-        self._pending: list[list[int]] = [[] for _ in TYPES]
-        self._proc_heap: list[int] = []
+        self._pending: list[KeyHeap] = [KeyHeap() for _ in TYPES]
+        self._proc_heap = KeyHeap()
         self._active: list[I32Column] = [I32Column() for _ in TYPES]
         """Per type, by slot: 0 (no active row), the active row's id, or ``SEVERAL``."""
         self._several: list[dict[int, list[int]]] = [{} for _ in TYPES]
@@ -112,11 +119,11 @@ class ScheduleTable:
         """Index row ``i`` under ``status`` (its status column is already set)."""
         t, started = self._type.get(i), self._started.get(i)
         if status == PENDING:
-            heapq.heappush(self._pending[t], started << ID_BITS | i)
+            self._pending[t].push(started, i)
             w = started - started % WINDOW_MS
             self._windows[w] = self._windows.get(w, 0) + 1
         elif status == PROCESSING:
-            heapq.heappush(self._proc_heap, started << ID_BITS | i)
+            self._proc_heap.push(started, i)
             s = self._row_slot.get(i)
             self._proc_count[s] = self._proc_count.get(s, 0) + 1
         if status in (PENDING, PROCESSING) and new_time:
@@ -227,23 +234,22 @@ class ScheduleTable:
         order: DueOrder,
     ) -> list[ScheduleRow]:
         found: list[tuple[int, int]] = []
-        hi = (to_ms + 1) << ID_BITS
         lo = None if from_ms is None else from_ms << ID_BITS
         for type in types:
             heap = self._pending[TYPE_CODE[type]]
             rank = _ORDER_RANK.get(type, 2) if order == "normal_first" else 0
             # Stale entries at the top go for good; any further down are walked past, and go
             # once they reach the top (cleanup pops everything two minutes old, §12).
-            while heap and heap[0] < hi and not self._live(heap[0], PENDING):
-                heapq.heappop(heap)
+            while heap.n and heap.t_at(0) <= to_ms and not self._live_at(heap, 0, PENDING):
+                heap.pop()
             n = 0
-            if heap and heap[0] < hi:
+            if heap.n and heap.t_at(0) <= to_ms:
                 # A walk in key order that leaves the heap as it is: the positions to visit
                 # wait in a small heap of their own, keyed by their entry (no child is below
                 # its parent), so k entries cost k steps on a heap of about k instead of k pops
                 # and k pushes on a heap of millions.
-                size = len(heap)
-                frontier = [heap[0] << POS_BITS]
+                size = heap.n
+                frontier = [_entry(heap, 0) << POS_BITS]
                 while frontier and n < limit:
                     top = heapq.heappop(frontier)
                     pos, key = top & _POS_MASK, top >> POS_BITS
@@ -251,17 +257,22 @@ class ScheduleTable:
                         found.append((rank, key))
                         n += 1
                     child = 2 * pos + 1
-                    if child < size and heap[child] < hi:
-                        heapq.heappush(frontier, heap[child] << POS_BITS | child)
+                    if child < size and heap.t_at(child) <= to_ms:
+                        heapq.heappush(frontier, _entry(heap, child) << POS_BITS | child)
                     child += 1
-                    if child < size and heap[child] < hi:
-                        heapq.heappush(frontier, heap[child] << POS_BITS | child)
+                    if child < size and heap.t_at(child) <= to_ms:
+                        heapq.heappush(frontier, _entry(heap, child) << POS_BITS | child)
         found.sort()
         return [self._row(key & _ID_MASK) for _, key in found[:limit]]
 
     def _live(self, key: int, status: int) -> bool:
         i = key & _ID_MASK
         return self._status.get(i) == status and self._started.get(i) == key >> ID_BITS
+
+    def _live_at(self, heap: KeyHeap, pos: int, status: int) -> bool:
+        """Whether the heap entry at ``pos`` is its row's entry under ``status``."""
+        i = heap.id_at(pos)
+        return self._status.get(i) == status and self._started.get(i) == heap.t_at(pos)
 
     async def has_processing_schedule(self, aid: int) -> bool:
         return self._slot_get(aid) in self._proc_count
@@ -276,13 +287,12 @@ class ScheduleTable:
         return before
 
     async def delete_overdue_schedules(self, before_ms: Ms) -> list[ScheduleRow]:
-        cutoff = before_ms << ID_BITS
         doomed: set[int] = set()
         for heap, status in [(h, PENDING) for h in self._pending] + [(self._proc_heap, PROCESSING)]:
-            while heap and heap[0] < cutoff:
-                key = heapq.heappop(heap)
-                if self._live(key, status):
-                    doomed.add(key & _ID_MASK)
+            while heap.n and heap.t_at(0) < before_ms:
+                if self._live_at(heap, 0, status):
+                    doomed.add(heap.id_at(0))
+                heap.pop()
         out = []
         for i in sorted(doomed):
             out.append(self._row(i))
@@ -293,10 +303,10 @@ class ScheduleTable:
     async def pending_counts_by_window(self, from_ms: Ms, to_ms: Ms) -> dict[Ms, int]:
         return {w: n for w, n in sorted(self._windows.items()) if from_ms <= w < to_ms}
 
-    def _earliest(self, heap: list[int], status: int) -> Ms | None:
-        while heap and not self._live(heap[0], status):
-            heapq.heappop(heap)
-        return heap[0] >> ID_BITS if heap else None
+    def _earliest(self, heap: KeyHeap, status: int) -> Ms | None:
+        while heap.n and not self._live_at(heap, 0, status):
+            heap.pop()
+        return heap.t_at(0) if heap.n else None
 
     async def earliest_pending_ms(self, types: Sequence[str]) -> Ms | None:
         firsts = [self._earliest(self._pending[TYPE_CODE[t]], PENDING) for t in types]

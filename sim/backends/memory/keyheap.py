@@ -1,0 +1,94 @@
+"""A binary min-heap of ``(time, id)`` pairs for the schedule table's due indexes.
+
+The pending and processing indexes push every row once and pop it once (mostly as a stale
+entry, when the row has already left the status: reference §2.1's partial indexes, kept
+lazily). With :mod:`heapq`, an entry is a Python int ``started_at << 32 | id`` (73 bits: an int
+object of 40 bytes besides the list's pointer) and every comparison on the way down a heap of
+millions reads two such objects from wherever they lie in memory: the ticks' idle hints spent
+about 5 % of a tenth-scale month popping stale entries (docs/performance.md "Eighth round").
+Here the pairs sit in two int64 vectors (16 bytes an entry) that compiled code compares in
+place. The order is the same as the packed ints' (time, then id), and every answer the table
+gives is independent of the heap's layout (``due_schedules`` sorts what it found), so the event
+logs are unchanged.
+"""
+
+from __future__ import annotations
+
+from typing import final
+
+from librt.vecs import append, vec
+from mypy_extensions import i64
+
+
+@final
+class KeyHeap:
+    """``(t, id)`` pairs, smallest first (time, then id); positions index the implicit tree
+    (children of ``p`` at ``2p + 1`` and ``2p + 2``), for walks that leave the heap as it is."""
+
+    def __init__(self) -> None:
+        self._t: vec[i64] = vec[i64]()
+        self._id: vec[i64] = vec[i64]()
+        self.n: i64 = 0
+        """Entries in the heap; the vectors may be longer (room kept from earlier pops)."""
+
+    def __len__(self) -> int:
+        return self.n
+
+    def t_at(self, pos: i64) -> int:
+        return self._t[pos]
+
+    def id_at(self, pos: i64) -> int:
+        return self._id[pos]
+
+    def push(self, t: i64, ident: i64) -> None:
+        pos = self.n
+        if pos == len(self._t):
+            self._t = append(self._t, t)
+            self._id = append(self._id, ident)
+        self.n = pos + 1
+        times = self._t
+        ids = self._id
+        while pos > 0:  # move the hole up while the parent is larger
+            parent = (pos - 1) >> 1
+            pt = times[parent]
+            pi = ids[parent]
+            if pt < t or (pt == t and pi < ident):
+                break
+            times[pos] = pt
+            ids[pos] = pi
+            pos = parent
+        times[pos] = t
+        ids[pos] = ident
+
+    def pop(self) -> None:
+        """Remove the smallest entry (the heap must not be empty)."""
+        last = self.n - 1
+        self.n = last
+        if last == 0:
+            return
+        times = self._t
+        ids = self._id
+        t = times[last]
+        ident = ids[last]
+        pos: i64 = 0
+        while True:  # move the hole down to the smaller child while it is smaller than (t, id)
+            child = 2 * pos + 1
+            if child >= last:
+                break
+            ct = times[child]
+            ci = ids[child]
+            right = child + 1
+            if right < last:
+                rt = times[right]
+                ri = ids[right]
+                if rt < ct or (rt == ct and ri < ci):
+                    child = right
+                    ct = rt
+                    ci = ri
+            if t < ct or (t == ct and ident < ci):
+                break
+            times[pos] = ct
+            ids[pos] = ci
+            pos = child
+        times[pos] = t
+        ids[pos] = ident

@@ -1,0 +1,80 @@
+"""The memory store's building blocks: the ``(time, id)`` heap pops what :mod:`heapq` pops and
+keeps the heap order the due walk relies on; the chunked columns keep every value across chunk
+boundaries."""
+
+from __future__ import annotations
+
+import heapq
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sim.backends.memory.columns import (
+    F64Column,
+    I32Column,
+    I64Column,
+    SeriesColumn,
+    U8Column,
+)
+from sim.backends.memory.keyheap import KeyHeap
+
+# Few distinct times (ties decided by id), instants of 41 bits, pops interleaved with pushes.
+ops = st.lists(
+    st.one_of(
+        st.tuples(
+            st.just("push"),
+            st.one_of(st.integers(0, 5), st.integers(1_900_000_000_000, 1_900_000_000_050)),
+            st.integers(1, 2**31),
+        ),
+        st.tuples(st.just("pop"), st.just(0), st.just(0)),
+    ),
+    max_size=300,
+)
+
+
+def heap_order_holds(heap: KeyHeap) -> bool:
+    entries = [(heap.t_at(p), heap.id_at(p)) for p in range(len(heap))]
+    return all(entries[(p - 1) // 2] <= entries[p] for p in range(1, len(entries)))
+
+
+@given(ops)
+@settings(max_examples=500, deadline=None)
+def test_keyheap_pops_what_heapq_pops(steps: list[tuple[str, int, int]]) -> None:
+    heap, model = KeyHeap(), []
+    for op, t, ident in steps:
+        if op == "push":
+            heap.push(t, ident)
+            heapq.heappush(model, (t, ident))
+        elif model:
+            assert (heap.t_at(0), heap.id_at(0)) == heapq.heappop(model)
+            heap.pop()
+        assert len(heap) == len(model)
+        assert heap_order_holds(heap)
+    drained = []
+    while len(heap):
+        drained.append((heap.t_at(0), heap.id_at(0)))
+        heap.pop()
+    assert drained == sorted(model)
+
+
+def test_columns_keep_values_across_chunks() -> None:
+    n = 3 * 65536 + 5  # a chunk holds 2**16 values
+    i64, i32, u8, f64, series = I64Column(), I32Column(), U8Column(), F64Column(), SeriesColumn()
+    for k in range(n):
+        i64.append(k * 1_000_003 - 2**40)
+        i32.append(-k)
+        u8.append(k % 256)
+        f64.append(k / 4)
+        series.append_empty()
+    assert len(i64) == len(i32) == len(u8) == len(f64) == len(series) == n
+    for k in (0, 65535, 65536, 131071, 131072, n - 1):
+        assert i64.get(k) == k * 1_000_003 - 2**40
+        assert (i32.get(k), u8.get(k), f64.get(k)) == (-k, k % 256, k / 4)
+        assert len(series.get(k)) == 0
+    i64.set(65536, -1)
+    series.set(65536, series.get(65535))
+    assert i64.get(65536) == -1
+    assert i64.get(65535) == 65535 * 1_000_003 - 2**40
+    i32.grow_to(n + 70_000)
+    assert len(i32) == n + 70_000
+    assert i32.get(n + 69_999) == 0
