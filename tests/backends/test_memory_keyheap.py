@@ -1,6 +1,6 @@
 """The memory store's building blocks: the ``(time, id)`` heap pops what :mod:`heapq` pops and
-keeps the heap order the due walk relies on; the chunked columns keep every value across chunk
-boundaries."""
+keeps the heap order the due walk relies on; the aid index answers as a dict does; the chunked
+columns keep every value across chunk boundaries."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sim.backends.memory.columns import (
+    AidIndex,
     F64Column,
     I32Column,
     I64Column,
@@ -78,3 +79,26 @@ def test_columns_keep_values_across_chunks() -> None:
     i32.grow_to(n + 70_000)
     assert len(i32) == n + 70_000
     assert i32.get(n + 69_999) == 0
+
+
+@given(
+    st.lists(
+        st.one_of(
+            st.integers(1, 3_000),  # dense: many share a home place
+            st.integers(-(2**62), 2**62),
+            st.integers(0, 40).map(lambda k: k << 30),  # equal low bits
+        ),
+        max_size=3_000,
+    ),
+    st.lists(st.integers(-(2**40), 2**40), max_size=200),
+)
+@settings(max_examples=200, deadline=None)
+def test_aid_index_answers_as_a_dict(aids: list[int], probes: list[int]) -> None:
+    index, model = AidIndex(), {}
+    for aid in aids:  # grows past its first 1,024 places
+        if aid not in model:
+            model[aid] = len(model)
+            index.add(aid, model[aid])
+    assert len(index) == len(model)
+    for aid in [*aids, *probes]:
+        assert index.get(aid) == model.get(aid, -1)

@@ -1,5 +1,5 @@
 """Fixed-width columns for the memory store: int64, int32, uint8 and float64 values by index,
-and a vector of int64 values by index.
+a vector of int64 values by index, and an aid -> slot hash index.
 
 Why not ``array``: compiled by mypyc, ``a[i]`` on an ``array('q')`` goes through the generic
 item protocol -- the index is boxed into a Python int, the array boxes the item into another,
@@ -165,3 +165,78 @@ class SeriesColumn:
                 chunk = append(chunk, empty)
             self._chunks = append(self._chunks, chunk)
         self.n = n + 1
+
+
+_EMPTY: Final = -(1 << 63)
+"""A free place in :class:`AidIndex` (no aid is the smallest int64)."""
+
+
+def _free_table(places: i64) -> vec[i64]:
+    """A table of ``places`` free places. A free place's slot is never read, so every item
+    starts as :data:`_EMPTY`: the vec is made from a one-item list repeated (mypyc 2.4.1 stops
+    with an internal error on ``vec[i64]([_EMPTY, 0] * places)``)."""
+    return vec[i64]([_EMPTY] * (2 * places))
+
+
+@final
+class AidIndex:
+    """aid -> slot, an open-addressing hash table in one int64 vec: ``[aid, slot, aid, slot,
+    ...]``, linear probing, at most three quarters full.
+
+    A dict of two million ints costs about 100 bytes an entry (its table, an int object for the
+    key and one for the value) and a lookup reads three or four places in memory; here a place
+    costs 16 bytes, an entry 21-43 bytes (32 at full scale: 2.12M aids in 2^22 places), and a
+    lookup usually reads one cache line: about 2.5 places at three quarters full, four to a
+    line (docs/performance.md "Eighth round"). A load factor of a half would double the table
+    at full scale (2.12M aids are just over 2^21). Entries are never removed (a video keeps
+    its slot)."""
+
+    def __init__(self) -> None:
+        self._table: vec[i64] = _free_table(1024)
+        self._mask: i64 = 1023
+        self.n: i64 = 0
+
+    def __len__(self) -> int:
+        return self.n
+
+    def _home(self, aid: i64) -> i64:
+        # A multiplicative hash of the low 30 bits mixed with the rest: no product exceeds 62
+        # bits, so compiled (int64) and interpreted code compute the same places.
+        x = (aid ^ (aid >> 29)) & 0x3FFFFFFF
+        return ((x * 0x9E3779B1) >> 16) & self._mask
+
+    def get(self, aid: i64) -> int:
+        """The aid's slot, or -1."""
+        table = self._table
+        mask = self._mask
+        pos = self._home(aid)
+        while True:
+            key = table[2 * pos]
+            if key == aid:
+                return table[2 * pos + 1]
+            if key == _EMPTY:
+                return -1
+            pos = (pos + 1) & mask
+
+    def add(self, aid: i64, slot: i64) -> None:
+        """Map a new aid (not in the table) to ``slot``."""
+        if 4 * (self.n + 1) > 3 * (self._mask + 1):
+            self._grow()
+        table = self._table
+        mask = self._mask
+        pos = self._home(aid)
+        while table[2 * pos] != _EMPTY:
+            pos = (pos + 1) & mask
+        table[2 * pos] = aid
+        table[2 * pos + 1] = slot
+        self.n += 1
+
+    def _grow(self) -> None:
+        old = self._table
+        size = 2 * (self._mask + 1)
+        self._table = _free_table(size)
+        self._mask = size - 1
+        self.n = 0
+        for k in range(0, len(old), 2):
+            if old[k] != _EMPTY:
+                self.add(old[k], old[k + 1])

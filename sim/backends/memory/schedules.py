@@ -65,10 +65,11 @@ class ScheduleTable:
         self,
         on_active_change: ActiveHook,
         slot_of: Callable[[int], int],
-        slot_get: Callable[[int], int | None],
+        slot_get: Callable[[int], int],
         aids: I64Column,
     ) -> None:
-        """``slot_of``/``slot_get``: the video tables' aid -> slot map (creating / looking up);
+        """``slot_of``/``slot_get``: the video tables' aid -> slot map (creating / looking up,
+        -1 for none);
         ``aids``: their slot -> aid column (shared, it grows as slots are added)."""
         self._slot_of_aid = slot_of
         self._slot_get = slot_get
@@ -109,7 +110,7 @@ class ScheduleTable:
         """The active column's value for ``aid`` (0 when the aid has no slot yet)."""
         s = self._slot_get(aid)
         column = self._active[type_code]
-        return column.get(s) if s is not None and s < column.n else 0
+        return column.get(s) if 0 <= s < column.n else 0
 
     def _exists(self, i: int) -> bool:
         return 0 < i < self._status.n and self._status.get(i) != DELETED

@@ -17,7 +17,14 @@ from typing import Final, NamedTuple
 from librt.vecs import append, extend, vec
 from mypy_extensions import i64, trait
 
-from sim.backends.memory.columns import F64Column, I32Column, I64Column, SeriesColumn, U8Column
+from sim.backends.memory.columns import (
+    AidIndex,
+    F64Column,
+    I32Column,
+    I64Column,
+    SeriesColumn,
+    U8Column,
+)
 from sim.cvsa.milestones import milestone_candidate
 from sim.ports import EtaRow, Snapshot
 from sim.units import Ms
@@ -149,7 +156,8 @@ class VideoTables:
     """The video half of :class:`~sim.backends.memory.MemoryStore`."""
 
     def __init__(self) -> None:
-        self._slot: dict[int, int] = {}
+        self._slot = AidIndex()
+        """aid -> slot (-1: none)."""
         self._aids = I64Column()
         self._flags = U8Column()
         self._published = I64Column()
@@ -169,9 +177,9 @@ class VideoTables:
 
     def _slot_of(self, aid: int) -> int:
         s = self._slot.get(aid)
-        if s is None:
+        if s < 0:
             s = self._aids.n
-            self._slot[aid] = s
+            self._slot.add(aid, s)
             self._aids.append(aid)
             self._flags.append(0)
             self._published.append(-1)
@@ -243,23 +251,23 @@ class VideoTables:
 
     async def song_published_ms(self, aid: int) -> Ms | None:
         s = self._slot.get(aid)
-        return None if s is None or not self._flags.get(s) & IS_SONG else self._published.get(s)
+        return None if s < 0 or not self._flags.get(s) & IS_SONG else self._published.get(s)
 
     def _is_song(self, aid: int) -> bool:
         s = self._slot.get(aid)
-        return s is not None and bool(self._flags.get(s) & IS_SONG)
+        return s >= 0 and bool(self._flags.get(s) & IS_SONG)
 
     def _is_video(self, aid: int) -> bool:
         s = self._slot.get(aid)
-        return s is not None and bool(self._flags.get(s) & IS_VIDEO)
+        return s >= 0 and bool(self._flags.get(s) & IS_VIDEO)
 
     async def video_status(self, aid: int) -> int:
         s = self._slot.get(aid)
-        return 0 if s is None or not self._flags.get(s) & IS_VIDEO else self._bili_code.get(s)
+        return 0 if s < 0 or not self._flags.get(s) & IS_VIDEO else self._bili_code.get(s)
 
     async def set_video_status(self, aid: int, code: int) -> None:
         s = self._slot.get(aid)
-        if s is not None and self._flags.get(s) & IS_VIDEO:
+        if s >= 0 and self._flags.get(s) & IS_VIDEO:
             self._bili_code.set(s, code)
 
     # -- snapshots ----------------------------------------------------------------------------
@@ -298,11 +306,11 @@ class VideoTables:
 
     def _snapshots(self, aid: int) -> vec[i64]:
         s = self._slot.get(aid)
-        return vec[i64]() if s is None else self._snaps.get(s)
+        return vec[i64]() if s < 0 else self._snaps.get(s)
 
     async def latest_snapshot(self, aid: int) -> Snapshot | None:
         s = self._slot.get(aid)  # inlined _snapshots: asked for every candidate every pass
-        if s is None:
+        if s < 0:
             return None
         snaps = self._snaps.get(s)
         n = len(snaps)
@@ -326,7 +334,7 @@ class VideoTables:
         self, aid: int, now_ms: Ms, backs_ms: Sequence[Ms]
     ) -> tuple[Snapshot | None, ...]:
         s = self._slot.get(aid)
-        snaps = vec[i64]() if s is None else self._snaps.get(s)
+        snaps = vec[i64]() if s < 0 else self._snaps.get(s)
         if not len(snaps) or not backs_ms:
             return (None,) * len(backs_ms)
         backs = tuple(backs_ms)  # the same object for a tuple; kept with the answer
@@ -398,7 +406,7 @@ class VideoTables:
 
     async def get_eta(self, aid: int) -> EtaRow | None:
         s = self._slot.get(aid)
-        if s is None or not self._flags.get(s) & HAS_ETA:
+        if s < 0 or not self._flags.get(s) & HAS_ETA:
             return None
         return EtaRow(
             aid,
