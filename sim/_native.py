@@ -56,6 +56,7 @@ COMPILED_MODULES = (
     "sim.backends.memory.store",
     "sim.backends.memory.videos",
     "sim.world.scalar",
+    "sim.world.traffic",
     "sim.scheduler",
     "sim.scheduler.cleanup",
     "sim.scheduler.context",

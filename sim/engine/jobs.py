@@ -46,19 +46,48 @@ class JobFailed(Exception):
     in the model and aborts the run."""
 
 
-@dataclass(slots=True)
 class Job:
-    """One job: what to run, with which data, and where it stands."""
+    """One job: what to run, with which data, and where it stands.
 
-    id: int
-    name: str
-    name_idx: int
-    processor: Callable[[Job], Coroutine[Any, Any, Any]]
-    data: Any
-    priority: int | None
-    due_ms: Ms
-    scheduler: JobScheduler | None = None
-    result: Any = None
+    A plain class, not a dataclass: mypyc compiles a dataclass's ``__init__`` as the
+    interpreted function the dataclass decorator generates, one interpreted frame per job
+    (docs/performance.md "Eighth round")."""
+
+    __slots__ = (
+        "data",
+        "due_ms",
+        "id",
+        "name",
+        "name_idx",
+        "priority",
+        "processor",
+        "result",
+        "scheduler",
+    )
+
+    def __init__(
+        self,
+        id: int,
+        name: str,
+        name_idx: int,
+        processor: Callable[[Job], Coroutine[Any, Any, Any]],
+        data: Any,
+        priority: int | None,
+        due_ms: Ms,
+        scheduler: JobScheduler | None = None,
+    ) -> None:
+        self.id = id
+        self.name = name
+        self.name_idx = name_idx
+        self.processor = processor
+        self.data = data
+        self.priority = priority
+        self.due_ms = due_ms
+        self.scheduler = scheduler
+        self.result: Any = None
+
+    def __repr__(self) -> str:
+        return f"Job(id={self.id}, name={self.name!r}, due_ms={self.due_ms})"
 
 
 IdleHint = Callable[[Ms], Awaitable[Ms]]
