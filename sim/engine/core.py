@@ -355,8 +355,8 @@ class Engine:
     def _finish(self, proc: Process, value: Any, exc: BaseException | None) -> None:
         # A job scheduler's lazy header closes over its process (jobs.py `_announcer`): an
         # iteration that logged nothing left that cycle to the garbage collector, some eight
-        # objects a tick, and collecting them was about 2 % of a run (docs/performance.md
-        # "Eighth round").
+        # objects a tick, and collecting them was about 2 % of a tenth-scale month
+        # (docs/performance.md "Eighth round").
         proc.lazy = None
         if proc.on_done is not None:
             proc.on_done(value, exc)

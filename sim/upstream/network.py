@@ -57,9 +57,9 @@ _NV_MAGICCONST: Final = 4 * math.exp(-0.5) / math.sqrt(2.0)
 def lognormal_draw(rng: random.Random, mu: float, sigma: float) -> float:
     """``rng.lognormvariate(mu, sigma)``: the same draws and the same value, compiled.
 
-    The method is interpreted (two Python frames a request, about 1 % of a run); this is its
-    Kinderman-Monahan loop as CPython 3.11-3.13 write it, drawing from ``rng`` in the same
-    order (tests/upstream/test_network.py compares the two draw for draw)."""
+    The method is interpreted (two Python frames a request, under 1 % of a run); this is its
+    Kinderman-Monahan loop as CPython 3.11 writes it, drawing from ``rng`` in the same order
+    (tests/upstream/test_network.py compares the two draw for draw on the running Python)."""
     while True:
         u1 = rng.random()
         u2 = 1.0 - rng.random()
