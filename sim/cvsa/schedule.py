@@ -20,12 +20,16 @@ continuation does when ``switches.new_successors_forced`` (deployed, §13.3); no
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import Final, NamedTuple
 
 from sim.cvsa.lifecycle import SnapshotType, Status
 from sim.cvsa.profile import Switches
 from sim.cvsa.windows import Incr
 from sim.units import Ms, window_start
+
+_new: Final = tuple.__new__
+"""Builds a NamedTuple without calling its generated ``__new__`` (an interpreted frame per
+record, docs/performance.md "Ninth round")."""
 
 
 class ActiveRow(NamedTuple):
@@ -61,6 +65,10 @@ class Insert(NamedTuple):
     def incr(self) -> Incr | None:
         """The unconditional window increment of an unadjusted insert (§5 step 4)."""
         return None if self.adjust else Incr(window_start(self.target_ms), +1)
+
+
+SKIP_NOT_EARLIER: Final = Skip("not_earlier")
+SKIP_ACTIVE: Final = Skip("active")
 
 
 def plan_schedule_snapshot(
@@ -103,13 +111,13 @@ def plan_schedule_snapshot(
                 effects: tuple[Incr, ...] = ()
                 if row.status is Status.PENDING:
                     effects = (
-                        Incr(window_start(row.started_at_ms), -1),
-                        Incr(window_start(target_ms), +1),
+                        _new(Incr, (window_start(row.started_at_ms), -1)),
+                        _new(Incr, (window_start(target_ms), +1)),
                     )
-                return Move(row.id, row.started_at_ms, target_ms, effects)
+                return _new(Move, (row.id, row.started_at_ms, target_ms, effects))
             if not force:
-                return Skip("not_earlier")
+                return SKIP_NOT_EARLIER
     if active and not force:
-        return Skip("active")
+        return SKIP_ACTIVE
     exact = snapshot_type in (SnapshotType.MILESTONE, SnapshotType.NEW)
-    return Insert(target_ms, adjust=adjust_time and not exact)
+    return _new(Insert, (target_ms, adjust_time and not exact))

@@ -23,13 +23,16 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Generator, MutableMapping
-from typing import Literal, NamedTuple, TypeVar
+from typing import Final, Literal, NamedTuple, TypeVar
 
 from sim.cvsa.profile import Switches
 from sim.ports import Reserved
 from sim.units import WINDOW_MS, Ms, format_instant_ms, parse_instant_ms, window_start
 
 _R = TypeVar("_R")
+_new: Final = tuple.__new__
+"""Builds a NamedTuple without calling its generated ``__new__`` (an interpreted frame per
+record, docs/performance.md "Ninth round")."""
 
 
 class Incr(NamedTuple):
@@ -180,12 +183,12 @@ class AdjustSearch:
         """The effect of the first phase from ``phase`` on that has windows to probe."""
         if phase == 1 and self.forward_windows > 0:
             self.phase = 1
-            return Reserve(self.w0, WINDOW_MS, self.forward_windows, self.cap)
+            return _new(Reserve, (self.w0, WINDOW_MS, self.forward_windows, self.cap))
         if phase <= 2 and self.backward_windows > 0:
             self.phase = 2
-            return Reserve(self.w0, -WINDOW_MS, self.backward_windows, self.cap)
+            return _new(Reserve, (self.w0, -WINDOW_MS, self.backward_windows, self.cap))
         self.phase = 3
-        return Adjusted(self.expected_ms, None, self.probes, "exhausted")
+        return _new(Adjusted, (self.expected_ms, None, self.probes, "exhausted"))
 
     def reply(self, got: Reserved) -> Reserve | Adjusted:
         self.probes += got.probed
@@ -195,9 +198,9 @@ class AdjustSearch:
         forward = self.phase == 1
         outcome: Outcome = "forward" if forward else "fallback"
         if not forward and self.bare_fallback:
-            return Adjusted(w, w, self.probes, outcome)
+            return _new(Adjusted, (w, w, self.probes, outcome))
         t = w + math.floor(self.rng.random() * WINDOW_MS)
-        return Adjusted(max(t, self.now_ms), w, self.probes, outcome)
+        return _new(Adjusted, (max(t, self.now_ms), w, self.probes, outcome))
 
 
 def search_with(
@@ -234,13 +237,13 @@ def reserve_in(counter: MutableMapping[Ms, int], effect: Reserve) -> Reserved:
         if value is None:
             if cap > 0:
                 counter[w] = 1
-                return Reserved(w, 1, i + 1)
+                return _new(Reserved, (w, 1, i + 1))
             counter[w] = 0  # the +1 and its undo leave the probed field at 0
         elif value < cap:
             counter[w] = value + 1
-            return Reserved(w, value + 1, i + 1)
+            return _new(Reserved, (w, value + 1, i + 1))
         w += step
-    return Reserved(None, -1, effect.count)
+    return _new(Reserved, (None, -1, effect.count))
 
 
 def run_against(gen: Generator[Reserve, Reserved, _R], counter: MutableMapping[Ms, int]) -> _R:

@@ -29,6 +29,9 @@ _UNADJUSTED: Final = PLACEMENT.code("unadjusted")
 _TYPE: Final = {t.value: t for t in SnapshotType}
 _STATUS: Final = {s.value: s for s in Status}
 _CAUSE_MOVE: Final = WINDOW_CAUSE.code("move")
+_new: Final = tuple.__new__
+"""Builds a NamedTuple without calling its generated ``__new__`` (an interpreted frame per
+record, docs/performance.md "Ninth round")."""
 
 
 class Reservation(NamedTuple):
@@ -55,8 +58,8 @@ async def drive_adjust(ctx: Ctx, expected_ms: Ms) -> Reservation:
     window = step.reserved_window_ms
     placement = PLACEMENT.code(step.outcome)
     if window is None:
-        return Reservation(step.time_ms, NO_WINDOW, -1, step.probes, placement)
-    return Reservation(step.time_ms, window, value, step.probes, placement)
+        return _new(Reservation, (step.time_ms, NO_WINDOW, -1, step.probes, placement))
+    return _new(Reservation, (step.time_ms, window, value, step.probes, placement))
 
 
 async def schedule_snapshot(
@@ -71,7 +74,7 @@ async def schedule_snapshot(
     store, emit, now = ctx.store, ctx.emit, ctx.now
     type_code = TYPE_CODE[type]
     rows = await store.active_schedules(aid, type)
-    active = [ActiveRow(r.id, _STATUS[r.status], r.started_at_ms) for r in rows]
+    active = [_new(ActiveRow, (r.id, _STATUS[r.status], r.started_at_ms)) for r in rows]
     plan = plan_schedule_snapshot(
         _TYPE[type],
         target_ms,
@@ -92,7 +95,8 @@ async def schedule_snapshot(
     else:
         window = window_start(target_ms)
         placement = _EXACT if type in ("milestone", "new") else _UNADJUSTED
-        res = Reservation(target_ms, window, await ctx.counter.incr(window, 1), 1, placement)
+        count = await ctx.counter.incr(window, 1)
+        res = _new(Reservation, (target_ms, window, count, 1, placement))
     schedule_id = await store.insert_schedule(aid, type, res.due_ms, now)
     emit.created(
         now,

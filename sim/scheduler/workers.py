@@ -52,6 +52,9 @@ _SINGLE_TASK: Final = {
     "normal": "snapshotVideo",
 }
 _BILI_STATUS: Final = SKIP_REASON.code("bili_status")
+_new: Final = tuple.__new__
+"""Builds a NamedTuple without calling its generated ``__new__`` (an interpreted frame per
+record, docs/performance.md "Ninth round")."""
 
 
 # The upstream port's error kinds, as the deployed code names them (reference §9, §10, §14) and
@@ -256,7 +259,7 @@ async def bulk_snapshot_video(ctx: Ctx, job: Job) -> None:
         if prev is not None:  # §10.3 step 1: the bulk worker keeps the eta table fresh
             speed = bulk_eta_speed(prev, item.views, ctx.worker_now, BULK_ETA_DELTA)
             eta = to_float4(eta_table_value(item.views, speed, BULK_ETA_DELTA))
-            await store.upsert_eta(EtaRow(item.aid, eta, speed, item.views, ctx.now))
+            await store.upsert_eta(_new(EtaRow, (item.aid, eta, speed, item.views, ctx.now)))
         await _record(ctx, rows.pop(0) if rows else None, item)
     await _finish(ctx, batch, "completed")  # every id of the batch (§10.3)
     if ctx.switches.bulk_reschedules_normal:

@@ -116,7 +116,7 @@ class SimulatedUpstream:
         code = self.api_error(aid, t_ms)
         if code:
             raise UpstreamError("bili_code", code)
-        return VideoStats(aid, self.views(aid, t_ms), t_ms)
+        return _new(VideoStats, (aid, self.views(aid, t_ms), t_ms))
 
     async def get_videos(
         self, aids: Sequence[int], now_ms: Ms, task: str = "bulkSnapshot"

@@ -187,9 +187,9 @@ class AidIndex:
     key and one for the value) and a lookup reads three or four places in memory; here a place
     costs 16 bytes, an entry 21-43 bytes (32 at full scale: 2.12M aids in 2^22 places), and a
     lookup usually reads one cache line: 2.3 places on average at three quarters full with the
-    catalogue's aids, four places to a line (docs/performance.md "Eighth round"). A load factor of a half would double the table
-    at full scale (2.12M aids are just over 2^21). Entries are never removed (a video keeps
-    its slot)."""
+    catalogue's aids, four places to a line (docs/performance.md "Eighth round"). A load
+    factor of a half would double the table at full scale (2.12M aids are just over 2^21).
+    Entries are never removed (a video keeps its slot)."""
 
     def __init__(self) -> None:
         self._table: vec[i64] = _free_table(1024)

@@ -12,6 +12,9 @@ from sim.units import WINDOW_MS, Ms
 BLOCK_WINDOWS: Final = 64
 """Windows per block of the full-window index (5 h 20 min)."""
 _BLOCK_MS: Final = BLOCK_WINDOWS * WINDOW_MS
+_new: Final = tuple.__new__
+"""Builds a NamedTuple without calling its generated ``__new__`` (an interpreted frame per
+record, docs/performance.md "Ninth round")."""
 
 
 class MemoryWindowCounter:
@@ -59,7 +62,7 @@ class MemoryWindowCounter:
     async def reserve(self, first_ms: Ms, step_ms: Ms, count: int, cap: int) -> Reserved:
         if step_ms != WINDOW_MS or cap <= 0 or first_ms % WINDOW_MS:
             # The short backward fallback, and shapes the index is not built for.
-            got = reserve_in(self._h, Reserve(first_ms, step_ms, count, cap))
+            got = reserve_in(self._h, _new(Reserve, (first_ms, step_ms, count, cap)))
             if got.window_ms is not None:
                 self._set(got.window_ms, got.value - 1, got.value)
             return got
@@ -75,10 +78,10 @@ class MemoryWindowCounter:
             value = h.get(w, 0)
             if value < cap:
                 self._set(w, value, value + 1)
-                return Reserved(w, value + 1, i + 1)
+                return _new(Reserved, (w, value + 1, i + 1))
             i += 1
             w += WINDOW_MS
-        return Reserved(None, -1, count)
+        return _new(Reserved, (None, -1, count))
 
     async def get_all(self) -> dict[Ms, int]:
         return dict(sorted(self._h.items()))
@@ -120,14 +123,14 @@ class MemoryUpstream:
         code = self._api_error(aid, now_ms)
         if code:
             raise UpstreamError("bili_code", code)
-        return VideoStats(aid, self._views(aid, now_ms), now_ms)
+        return _new(VideoStats, (aid, self._views(aid, now_ms), now_ms))
 
     async def get_videos(
         self, aids: Sequence[int], now_ms: Ms, task: str = "bulkSnapshot"
     ) -> list[VideoStats]:
         views, api_error = self._views, self._api_error
         return [
-            VideoStats(aid, views(aid, now_ms), now_ms)
+            _new(VideoStats, (aid, views(aid, now_ms), now_ms))
             for aid in aids
             if not api_error(aid, now_ms)
         ]

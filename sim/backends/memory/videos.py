@@ -139,9 +139,13 @@ def _kept(
     """The answer to keep. Target ``k`` is ``now - back_k`` and holds while
     ``lo_k < 2 * (now - back_k) <= hi_k``, that is ``lo_k + 2 * back_k < 2 * now <= hi_k + 2 *
     back_k``: all of them hold on the intersection of those intervals of ``2 * now``."""
-    lo2 = max([lo + 2 * back for (lo, _), back in zip(bounds, backs, strict=True)])
-    hi2 = min([hi + 2 * back for (_, hi), back in zip(bounds, backs, strict=True)])
-    return _Lookbacks(n, backs, lo2, hi2, bounds, out, rows)
+    lo2, hi2 = -math.inf, math.inf
+    for k in range(len(backs)):  # a loop, not min/max over lists: once per candidate and pass
+        lo, hi = bounds[k]
+        back2 = 2 * backs[k]
+        lo2 = max(lo2, lo + back2)
+        hi2 = min(hi2, hi + back2)
+    return _new(_Lookbacks, (n, backs, lo2, hi2, bounds, out, rows))
 
 
 WALK_STEPS: Final = 4
@@ -321,14 +325,14 @@ class VideoTables:
         if not len(snaps):
             return None
         i = last_at_or_before(snaps, t_ms)
-        return None if i < 0 else Snapshot(snaps[2 * i], snaps[2 * i + 1])
+        return None if i < 0 else _new(Snapshot, (snaps[2 * i], snaps[2 * i + 1]))
 
     async def closest_snapshot(self, aid: int, t_ms: Ms) -> Snapshot | None:
         snaps = self._snapshots(aid)
         if not len(snaps):
             return None
         i = _closest_row(snaps, t_ms, last_at_or_before(snaps, t_ms))
-        return Snapshot(snaps[2 * i], snaps[2 * i + 1])
+        return _new(Snapshot, (snaps[2 * i], snaps[2 * i + 1]))
 
     async def lookback_snapshots(
         self, aid: int, now_ms: Ms, backs_ms: Sequence[Ms]
