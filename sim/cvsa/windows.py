@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Generator, MutableMapping
-from typing import Final, Literal, NamedTuple, TypeVar
+from typing import Final, Literal, NamedTuple, Protocol, TypeVar
 
 from sim.cvsa.profile import Switches
 from sim.ports import Reserved
@@ -75,6 +75,18 @@ class Adjusted(NamedTuple):
 
 
 AdjustGen = Generator[Reserve, Reserved, Adjusted]
+
+
+class CountHash(Protocol):
+    """What :func:`reserve_in` needs of a hash: a dict, or the memory counter's table."""
+
+    def get(self, window_ms: Ms, /) -> int | None:
+        """HGET: the field's count, None when there is no field."""
+        ...
+
+    def __setitem__(self, window_ms: Ms, value: int, /) -> None:
+        """HSET."""
+        ...
 
 
 def adjust_snapshot_time(
@@ -223,7 +235,7 @@ def adjust_with(switches: Switches, expected_ms: Ms, now_ms: Ms, rng: random.Ran
     return drive(search_with(switches, expected_ms, now_ms, rng))
 
 
-def reserve_in(counter: MutableMapping[Ms, int], effect: Reserve) -> Reserved:
+def reserve_in(counter: CountHash, effect: Reserve) -> Reserved:
     """Carry out a :class:`Reserve` on a plain mapping with HINCRBY semantics, probe by probe.
 
     A window absent from ``counter`` counts as 0 and is left present (possibly at 0) afterwards,

@@ -80,7 +80,8 @@ def test_a_kept_answer_narrows_when_a_row_is_appended() -> None:
         out = [await store.lookback_snapshots(AID, 16, (0, 14))]  # row 10, no upper bound
         kept = store._lookbacks[AID]
         await store.insert_snapshot(AID, 20, NEAR + 20)  # its range now ends at the midpoint, 15
-        assert store._lookbacks[AID].out is kept.out  # narrowed, not recomputed
+        assert store._lookbacks[AID] is kept  # narrowed in place, not recomputed
+        assert kept.hi2 == 2 * 15  # the open upper bound is now twice the midpoint
         out.append(await store.lookback_snapshots(AID, 16, (0, 14)))
         await store.insert_snapshot(AID, 5, NEAR + 5)  # before the last row: the kept answer goes
         out.append(await store.lookback_snapshots(AID, 4, (0, 2)))

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Final, NamedTuple
+from typing import Final, final
 
 from librt.vecs import append, extend, vec
 from mypy_extensions import i64, trait
@@ -103,55 +103,82 @@ def _closest_row(snaps: vec[i64], t: Ms, j: int) -> int:
     return j if t - snaps[2 * j] <= snaps[2 * j + 2] - t else j + 1
 
 
-def _answer(snaps: vec[i64], i: int) -> tuple[Snapshot, tuple[float, float]]:
-    """Row ``i``, and the range of twice a target for which it is the closest row (twice the
-    midpoints to its neighbours: exact integers; a tie goes to the earlier row)."""
-    last = (len(snaps) >> 1) - 1
-    return _new(Snapshot, (snaps[2 * i], snaps[2 * i + 1])), (
-        float(snaps[2 * i - 2] + snaps[2 * i]) if i > 0 else -math.inf,
-        float(snaps[2 * i] + snaps[2 * i + 2]) if i < last else math.inf,
-    )
+@final
+class _Lookbacks:
+    """A kept ``lookback_snapshots`` answer, brought up to date in place (asked again every five
+    minutes for each milestone candidate)."""
 
+    def __init__(self, n: int, backs: tuple[Ms, ...]) -> None:
+        self.n = n
+        """The snapshot vector's length it was computed for."""
+        self.backs = backs
+        self.out: tuple[Snapshot | None, ...] = ()
+        k = len(backs)
+        self.rows: vec[i64] = vec[i64]([0] * k)
+        """Per target, the row of its answer."""
+        self.lo: vec[float] = vec[float]([0.0] * k)
+        self.hi: vec[float] = vec[float]([0.0] * k)
+        """Per target, the range ``(lo, hi]`` of twice the target for which its answer is the
+        closest row."""
+        self.lo2 = 0.0
+        self.hi2 = 0.0
+        """The whole answer holds while ``lo2 < 2 * now <= hi2`` (:meth:`narrow`)."""
 
-class _Lookbacks(NamedTuple):
-    """A kept ``lookback_snapshots`` answer."""
+    def set(self, k: int, snaps: vec[i64], i: int) -> Snapshot:
+        """Target ``k``'s answer is row ``i``: keep the range of twice a target for which that
+        row is the closest (twice the midpoints to its neighbours: exact integers; a tie goes to
+        the earlier row), and return the row."""
+        last = (len(snaps) >> 1) - 1
+        self.rows[k] = i
+        self.lo[k] = float(snaps[2 * i - 2] + snaps[2 * i]) if i > 0 else -math.inf
+        self.hi[k] = float(snaps[2 * i] + snaps[2 * i + 2]) if i < last else math.inf
+        return _new(Snapshot, (snaps[2 * i], snaps[2 * i + 1]))
 
-    n: int
-    """The snapshot vector's length it was computed for."""
-    backs: tuple[Ms, ...]
-    lo2: float
-    hi2: float
-    """It holds while ``lo2 < 2 * now <= hi2``: the intersection of the targets' ranges, each
-    shifted by twice its lookback."""
-    bounds: list[tuple[float, float]]
-    """Per target, the range of twice the target for which its answer is the closest row."""
-    out: tuple[Snapshot | None, ...]
-    rows: list[int]
-
-
-def _kept(
-    n: int,
-    backs: tuple[Ms, ...],
-    bounds: list[tuple[float, float]],
-    out: tuple[Snapshot | None, ...],
-    rows: list[int],
-) -> _Lookbacks:
-    """The answer to keep. Target ``k`` is ``now - back_k`` and holds while
-    ``lo_k < 2 * (now - back_k) <= hi_k``, that is ``lo_k + 2 * back_k < 2 * now <= hi_k + 2 *
-    back_k``: all of them hold on the intersection of those intervals of ``2 * now``."""
-    lo2, hi2 = -math.inf, math.inf
-    for k in range(len(backs)):  # a loop, not min/max over lists: once per candidate and pass
-        lo, hi = bounds[k]
-        back2 = 2 * backs[k]
-        lo2 = max(lo2, lo + back2)
-        hi2 = min(hi2, hi + back2)
-    return _new(_Lookbacks, (n, backs, lo2, hi2, bounds, out, rows))
+    def narrow(self) -> None:
+        """Target ``k`` is ``now - back_k`` and holds while ``lo_k < 2 * (now - back_k) <=
+        hi_k``, that is ``lo_k + 2 * back_k < 2 * now <= hi_k + 2 * back_k``: all of them hold
+        on the intersection of those intervals of ``2 * now``."""
+        lo2, hi2 = -math.inf, math.inf
+        for k in range(len(self.backs)):
+            back2 = 2 * self.backs[k]
+            lo, hi = self.lo[k] + back2, self.hi[k] + back2
+            if lo > lo2:
+                lo2 = lo
+            if hi < hi2:
+                hi2 = hi
+        self.lo2, self.hi2 = lo2, hi2
 
 
 WALK_STEPS: Final = 4
 """Snapshots walked back one by one before a binary search takes over: most lookback targets
 are a step or two from the previous one, but a video snapshotted every few minutes while it
 nears a milestone has hundreds of rows in the 72-hour lookback."""
+
+
+def _refreshed(snaps: vec[i64], memo: _Lookbacks, now_ms: Ms) -> tuple[Snapshot | None, ...]:
+    """Move each answer whose target left its range to the target's closest row: a few
+    steps from where it was (targets move with the clock), else a binary search."""
+    out = list(memo.out)
+    last = (len(snaps) >> 1) - 1
+    backs = memo.backs
+    for k in range(len(backs)):
+        t = now_ms - backs[k]
+        if memo.lo[k] < 2 * t <= memo.hi[k]:
+            continue
+        # Row i holds for 2t in (t[i-1] + t[i], t[i] + t[i+1]]: a tie goes to the earlier
+        # row (§19.7), as in the full walk above.
+        i: int = memo.rows[k]
+        steps = WALK_STEPS
+        while i < last and 2 * t > snaps[2 * i] + snaps[2 * i + 2] and steps:
+            i, steps = i + 1, steps - 1
+        while i > 0 and 2 * t <= snaps[2 * i - 2] + snaps[2 * i] and steps:
+            i, steps = i - 1, steps - 1
+        if not steps:
+            i = _closest_row(snaps, t, last_at_or_before(snaps, t))
+        out[k] = memo.set(k, snaps, i)
+    memo.out = tuple(out)
+    memo.narrow()
+    return memo.out
 
 
 # A trait: compiled by mypyc, a class may have one base class and traits besides (setup.py).
@@ -301,12 +328,12 @@ class VideoTables:
         memo = self._lookbacks.get(aid)
         if memo is None:
             return
-        n, backs, _, _, bounds, out, rows = memo
-        last = (n >> 1) - 1
-        for k, i in enumerate(rows):
-            if i == last:
-                bounds[k] = (bounds[k][0], float(snaps[2 * last] + t_ms))
-        self._lookbacks[aid] = _kept(n + 2, backs, bounds, out, rows)
+        last = (memo.n >> 1) - 1
+        for k in range(len(memo.rows)):
+            if memo.rows[k] == last:
+                memo.hi[k] = float(snaps[2 * last] + t_ms)
+        memo.n += 2
+        memo.narrow()
 
     def _snapshots(self, aid: int) -> vec[i64]:
         s = self._slot.get(aid)
@@ -349,13 +376,12 @@ class VideoTables:
             # them); only targets that left theirs are looked up again, from where they were.
             if memo.lo2 < 2 * now_ms <= memo.hi2:
                 return memo.out
-            return self._refresh(aid, snaps, memo, now_ms)
+            return _refreshed(snaps, memo, now_ms)
         # One backward walk serves every target (a handful, mostly near the end of the list),
         # latest target first; a stable sort, so equal targets keep their order.
         times_ms = [now_ms - back for back in backs]
         out: list[Snapshot | None] = [None] * len(times_ms)
-        bounds: list[tuple[float, float]] = [(0.0, 0.0)] * len(times_ms)
-        rows = [0] * len(times_ms)
+        kept = _Lookbacks(len(snaps), backs)
         last = (len(snaps) >> 1) - 1
         j = last
         for k in sorted(range(len(times_ms)), key=times_ms.__getitem__, reverse=True):
@@ -367,35 +393,10 @@ class VideoTables:
                     break
                 j -= 1
                 steps -= 1
-            i = _closest_row(snaps, t, j)
-            rows[k], out[k], bounds[k] = i, *_answer(snaps, i)
-        kept = self._lookbacks[aid] = _kept(len(snaps), backs, bounds, tuple(out), rows)
-        return kept.out
-
-    def _refresh(
-        self, aid: int, snaps: vec[i64], memo: _Lookbacks, now_ms: Ms
-    ) -> tuple[Snapshot | None, ...]:
-        """Move each answer whose target left its range to the target's closest row: a few
-        steps from where it was (targets move with the clock), else a binary search."""
-        _, backs, _, _, bounds, kept_out, rows = memo
-        out = list(kept_out)
-        last = (len(snaps) >> 1) - 1
-        for k, back in enumerate(backs):
-            t = now_ms - back
-            lo2, hi2 = bounds[k]
-            if lo2 < 2 * t <= hi2:
-                continue
-            # Row i holds for 2t in (t[i-1] + t[i], t[i] + t[i+1]]: a tie goes to the earlier
-            # row (§19.7), as in the full walk above.
-            i, steps = rows[k], WALK_STEPS
-            while i < last and 2 * t > snaps[2 * i] + snaps[2 * i + 2] and steps:
-                i, steps = i + 1, steps - 1
-            while i > 0 and 2 * t <= snaps[2 * i - 2] + snaps[2 * i] and steps:
-                i, steps = i - 1, steps - 1
-            if not steps:
-                i = _closest_row(snaps, t, last_at_or_before(snaps, t))
-            rows[k], out[k], bounds[k] = i, *_answer(snaps, i)
-        kept = self._lookbacks[aid] = _kept(memo.n, backs, bounds, tuple(out), rows)
+            out[k] = kept.set(k, snaps, _closest_row(snaps, t, j))
+        kept.out = tuple(out)
+        kept.narrow()
+        self._lookbacks[aid] = kept
         return kept.out
 
     # -- eta and milestone candidates ---------------------------------------------------------
