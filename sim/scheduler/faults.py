@@ -126,9 +126,9 @@ class Injector:
         metered = store if isinstance(store, Metered) else None
         saved = eng.elide
         if metered is not None and latency_ms:
-            metered.delay_ms = latency_ms
+            metered.slowdown.delay_ms = latency_ms
             eng.elide = False
         await eng.sleep(duration_ms)
         if metered is not None:
-            metered.delay_ms = 0
+            metered.slowdown.delay_ms = 0
         eng.elide = saved

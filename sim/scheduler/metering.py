@@ -78,6 +78,15 @@ KINDS: Final[dict[str, int]] = {
 }
 
 
+class Slowdown:
+    """Extra virtual time every call of a metered port takes inside a job (the
+    ``slow_database`` fault). A native object of its own: the wrappers read it at every call,
+    and an attribute of :class:`Metered` (a regular Python class) is a dict lookup."""
+
+    def __init__(self) -> None:
+        self.delay_ms: Ms = 0
+
+
 # Compiled (sim._native), but a regular Python class: __getattr__ caches each wrapper in the
 # instance's __dict__, which a native class has not.
 @mypyc_attr(native_class=False)
@@ -91,8 +100,7 @@ class Metered:
         self._engine = engine
         self._port = port
         self._timed = timed
-        self.delay_ms = 0
-        """Extra virtual time every call takes inside a job (the ``slow_database`` fault)."""
+        self.slowdown = Slowdown()
 
     def __getattr__(self, name: str) -> Any:
         fn = getattr(self._target, name)
@@ -101,12 +109,12 @@ class Metered:
             return fn
         if self._timed:
             fn = _timed(fn, self._engine, self._engine.log.name(f"{self._port}.{name}"))
-        slow = _slowed(fn, self._engine, self)
+        slow = _slowed(fn, self._engine, self.slowdown)
         if kind is None:  # reserve: the deployed loop's HINCRBYs, known from the answer
-            call = _counted_reserve(fn, slow, self._engine, self)
+            call = _counted_reserve(fn, slow, self._engine, self.slowdown)
         else:
             counted = _BY_ARITY.get(POSITIONAL.get(name, 0), _counted)
-            call = counted(fn, slow, self._engine, self, kind)
+            call = counted(fn, slow, self._engine, self.slowdown, kind)
         self.__dict__[name] = call  # cached: __getattr__ runs once per method
         return call
 
@@ -116,16 +124,16 @@ class Metered:
 Call = Callable[..., Any]
 
 
-def _slowed(fn: Call, engine: Engine, port: Metered) -> Call:
+def _slowed(fn: Call, engine: Engine, slowdown: Slowdown) -> Call:
     async def slow(*args: Any, **kwargs: Any) -> Any:
         # The slow_database fault: the call takes extra virtual time first.
-        await engine.sleep(port.delay_ms)
+        await engine.sleep(slowdown.delay_ms)
         return await fn(*args, **kwargs)
 
     return slow
 
 
-def _counted(fn: Call, slow: Call, engine: Engine, port: Metered, kind: int) -> Call:
+def _counted(fn: Call, slow: Call, engine: Engine, slowdown: Slowdown, kind: int) -> Call:
     def call(*args: Any, **kwargs: Any) -> Any:
         # Counted when issued, by the process issuing it; a plain function returning the
         # call's coroutine, so metering adds no coroutine of its own (it wraps millions of
@@ -133,7 +141,7 @@ def _counted(fn: Call, slow: Call, engine: Engine, port: Metered, kind: int) -> 
         proc = engine.current
         if proc is not None and proc.tally is not None:
             proc.tally[kind] += 1
-        if port.delay_ms and proc is not None:
+        if slowdown.delay_ms and proc is not None:
             return slow(*args, **kwargs)
         return fn(*args, **kwargs)
 
@@ -147,48 +155,48 @@ def _counted(fn: Call, slow: Call, engine: Engine, port: Metered, kind: int) -> 
 # would fail loudly (TypeError) in every scenario that makes the call.
 
 
-def _counted1(fn: Call, slow: Call, engine: Engine, port: Metered, kind: int) -> Call:
+def _counted1(fn: Call, slow: Call, engine: Engine, slowdown: Slowdown, kind: int) -> Call:
     def call(a: Any) -> Any:
         proc = engine.current
         if proc is not None and proc.tally is not None:
             proc.tally[kind] += 1
-        if port.delay_ms and proc is not None:
+        if slowdown.delay_ms and proc is not None:
             return slow(a)
         return fn(a)
 
     return call
 
 
-def _counted2(fn: Call, slow: Call, engine: Engine, port: Metered, kind: int) -> Call:
+def _counted2(fn: Call, slow: Call, engine: Engine, slowdown: Slowdown, kind: int) -> Call:
     def call(a: Any, b: Any) -> Any:
         proc = engine.current
         if proc is not None and proc.tally is not None:
             proc.tally[kind] += 1
-        if port.delay_ms and proc is not None:
+        if slowdown.delay_ms and proc is not None:
             return slow(a, b)
         return fn(a, b)
 
     return call
 
 
-def _counted3(fn: Call, slow: Call, engine: Engine, port: Metered, kind: int) -> Call:
+def _counted3(fn: Call, slow: Call, engine: Engine, slowdown: Slowdown, kind: int) -> Call:
     def call(a: Any, b: Any, c: Any) -> Any:
         proc = engine.current
         if proc is not None and proc.tally is not None:
             proc.tally[kind] += 1
-        if port.delay_ms and proc is not None:
+        if slowdown.delay_ms and proc is not None:
             return slow(a, b, c)
         return fn(a, b, c)
 
     return call
 
 
-def _counted4(fn: Call, slow: Call, engine: Engine, port: Metered, kind: int) -> Call:
+def _counted4(fn: Call, slow: Call, engine: Engine, slowdown: Slowdown, kind: int) -> Call:
     def call(a: Any, b: Any, c: Any, d: Any) -> Any:
         proc = engine.current
         if proc is not None and proc.tally is not None:
             proc.tally[kind] += 1
-        if port.delay_ms and proc is not None:
+        if slowdown.delay_ms and proc is not None:
             return slow(a, b, c, d)
         return fn(a, b, c, d)
 
@@ -216,9 +224,9 @@ def _positional_arity(protocols: tuple[type, ...]) -> dict[str, int]:
 POSITIONAL: Final = _positional_arity((ScheduleStore, SnapshotStore, WindowCounter, LockManager))
 
 
-def _counted_reserve(fn: Call, slow: Call, engine: Engine, port: Metered) -> Call:
+def _counted_reserve(fn: Call, slow: Call, engine: Engine, slowdown: Slowdown) -> Call:
     async def reserve(*args: Any, **kwargs: Any) -> Any:
-        delayed = port.delay_ms and engine.current is not None
+        delayed = slowdown.delay_ms and engine.current is not None
         got: Reserved = await (slow if delayed else fn)(*args, **kwargs)
         proc = engine.current
         if proc is not None and proc.tally is not None:

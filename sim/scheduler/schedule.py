@@ -29,6 +29,8 @@ _UNADJUSTED: Final = PLACEMENT.code("unadjusted")
 _TYPE: Final = {t.value: t for t in SnapshotType}
 _STATUS: Final = {s.value: s for s in Status}
 _CAUSE_MOVE: Final = WINDOW_CAUSE.code("move")
+_PLACEMENT_CODE: Final = {word: PLACEMENT.code(word) for word in PLACEMENT.words}
+"""``PLACEMENT.code`` as a dict: the enum's method is interpreted, once per window search."""
 _new: Final = tuple.__new__
 """Builds a NamedTuple without calling its generated ``__new__`` (an interpreted frame per
 record, docs/performance.md "Ninth round")."""
@@ -56,7 +58,7 @@ async def drive_adjust(ctx: Ctx, expected_ms: Ms) -> Reservation:
         value = got.value
         step = search.reply(got)
     window = step.reserved_window_ms
-    placement = PLACEMENT.code(step.outcome)
+    placement = _PLACEMENT_CODE[step.outcome]
     if window is None:
         return _new(Reservation, (step.time_ms, NO_WINDOW, -1, step.probes, placement))
     return _new(Reservation, (step.time_ms, window, value, step.probes, placement))

@@ -52,6 +52,24 @@ _BULK: Final = 1
 
 
 _NV_MAGICCONST: Final = 4 * math.exp(-0.5) / math.sqrt(2.0)
+_OUTCOME_CODE: Final = {word: PROXY_OUTCOME.code(word) for word in PROXY_OUTCOME.words}
+"""``PROXY_OUTCOME.code`` as a dict: the enum's method is interpreted, once per request."""
+
+
+def shuffle_draw(rng: random.Random, x: list[str]) -> None:
+    """``rng.shuffle(x)``: the same draws and the same order, compiled.
+
+    ``Random.shuffle`` and its ``_randbelow`` are interpreted (three Python frames a request,
+    about 1 % of a full-scale run); this is the Fisher-Yates loop over ``getrandbits`` as
+    CPython 3.11 writes them (tests/upstream/test_network.py compares the two on the running
+    Python)."""
+    for i in range(len(x) - 1, 0, -1):
+        n = i + 1
+        k = n.bit_length()
+        j = rng.getrandbits(k)
+        while j >= n:
+            j = rng.getrandbits(k)
+        x[i], x[j] = x[j], x[i]
 
 
 def lognormal_draw(rng: random.Random, mu: float, sigma: float) -> float:
@@ -130,7 +148,7 @@ class SimulatedUpstream:
     def pick_proxy(self, task: str, now_ms: Ms) -> str | None:
         """The first proxy (in shuffled order) whose limiters let the request through."""
         proxies = list(TASK_PROXIES[task])
-        self.rng.shuffle(proxies)
+        shuffle_draw(self.rng, proxies)
         if not self.cfg.rate_limits:
             return proxies[0]
         scale = self.faults.limit_scale
@@ -148,7 +166,7 @@ class SimulatedUpstream:
         start = engine.now
         proxy = self.pick_proxy(task, start)
         if proxy is None:
-            self._emit(start, -1, kind, n_aids, 0, PROXY_OUTCOME.code("no_proxy"))
+            self._emit(start, -1, kind, n_aids, 0, _OUTCOME_CODE["no_proxy"])
             raise UpstreamError("no_proxy")
         delay = self._latency(latency)
         failure = self.faults.outage or self._draw_failure()
@@ -163,19 +181,17 @@ class SimulatedUpstream:
                 kind,
                 n_aids,
                 delay,
-                PROXY_OUTCOME.code("throttled"),
+                _OUTCOME_CODE["throttled"],
             )
             raise UpstreamError("bili_code", THROTTLED_CODE)
         if failure is not None:
             # Through Aliyun FC every failure becomes ALICLOUD_PROXY_ERR (§14.4).
             error = "alicloud_error" if proxy == ALICLOUD else failure
             self._emit(
-                engine.now, self._proxy_idx[proxy], kind, n_aids, delay, PROXY_OUTCOME.code(failure)
+                engine.now, self._proxy_idx[proxy], kind, n_aids, delay, _OUTCOME_CODE[failure]
             )
             raise UpstreamError(error)
-        self._emit(
-            engine.now, self._proxy_idx[proxy], kind, n_aids, delay, PROXY_OUTCOME.code("ok")
-        )
+        self._emit(engine.now, self._proxy_idx[proxy], kind, n_aids, delay, _OUTCOME_CODE["ok"])
         return start + delay // 2
 
     def _latency(self, latency: LatencySection) -> Ms:
