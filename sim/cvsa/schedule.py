@@ -67,6 +67,10 @@ class Insert(NamedTuple):
         return None if self.adjust else Incr(window_start(self.target_ms), +1)
 
 
+def _latest_first(row: ActiveRow) -> tuple[Ms, int]:
+    return row.started_at_ms, row.id
+
+
 SKIP_NOT_EARLIER: Final = Skip("not_earlier")
 SKIP_ACTIVE: Final = Skip("active")
 
@@ -106,7 +110,8 @@ def plan_schedule_snapshot(
         ]
         if movable:
             # ORDER BY started_at DESC LIMIT 1; equal times are unordered in SQL: take the newer id.
-            row = max(movable, key=lambda r: (r.started_at_ms, r.id))
+            # (Nearly always one row: no key tuples then; the dispatcher asks every 5 minutes.)
+            row = movable[0] if len(movable) == 1 else max(movable, key=_latest_first)
             if row.started_at_ms > target_ms:
                 effects: tuple[Incr, ...] = ()
                 if row.status is Status.PENDING:

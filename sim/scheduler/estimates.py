@@ -30,13 +30,12 @@ async def adjusted_eta(ctx: Ctx, aid: int) -> float:
         return 0.0  # the deployed function returns 0 and writes nothing
     lookbacks = tuple(await store.lookback_snapshots(aid, now, ETA_LOOKBACKS_MS))
     cached = ctx.eta_memo.get(aid)
-    # The memory store hands back the same tuple while its answer holds: identity first.
-    if (
-        cached is not None
-        and (cached[1] is lookbacks or cached[1] == lookbacks)
-        and cached[0] == latest
-    ):
-        return cached[2]
+    # The memory store hands back the same tuple while its answer holds: identity first; the
+    # latest snapshot is a new tuple each time, compared field by field (two native compares).
+    if cached is not None and (cached[1] is lookbacks or cached[1] == lookbacks):
+        was = cached[0]
+        if was.created_at_ms == latest.created_at_ms and was.views == latest.views:
+            return cached[2]
     est = adjusted_eta_hours(latest, lookbacks, ctx.switches.piecewise_factor)
     eta = to_float4(eta_table_value(latest.views, est.max_speed))
     await store.upsert_eta(_new(EtaRow, (aid, eta, est.max_speed, latest.views, now)))

@@ -23,7 +23,12 @@ W = WINDOW_MS
 T0 = 1_924_992_000_000 - 3 * W  # not on a block boundary
 SPAN = 5 * BLOCK_WINDOWS
 
-window = st.integers(0, SPAN - 1).map(lambda k: T0 + k * W)
+# Windows after 2030, and windows either side of the epoch (negative window, block and span
+# indexes).
+ORIGINS = (T0, -(SPAN // 2 + 3) * W)
+window = st.tuples(st.sampled_from(ORIGINS), st.integers(0, SPAN - 1)).map(
+    lambda origin_k: origin_k[0] + origin_k[1] * W
+)
 ops = st.lists(
     st.one_of(
         st.tuples(st.just("fill"), window, st.integers(1, 2 * BLOCK_WINDOWS), st.integers(1, 3)),

@@ -131,7 +131,9 @@ class MemoryWindowCounter:
             return got
         full, table = self._index(cap), self._h
         i, k = 0, first_ms // WINDOW_MS  # probe i is window index k
-        block, at = -1, -1  # the block whose fullness was last read; the span held in `span`
+        # The block whose fullness was last read and the span held in `span`: none yet (one
+        # before the first probe's; a window index may be negative).
+        block, at = k // BLOCK_WINDOWS - 1, (k >> SPAN_BITS) - 1
         span: vec[i64] | None = None
         while i < count:
             b = k // BLOCK_WINDOWS
