@@ -30,6 +30,13 @@ code, reference §7.1 / Q5: the simulator fixes this order and says so). ``norma
 rows, then archive, then started_at, then id (the bulk tick, reference §8.1)."""
 
 
+new_record: Final = tuple.__new__
+"""``new_record(Cls, (field, ...))`` builds a NamedTuple without calling the class: its
+generated ``__new__`` is an interpreted function, a Python frame per record where compiled code
+builds millions (docs/performance.md "Seventh round", "Ninth round"). Hot paths only; the
+fields are not checked."""
+
+
 class ScheduleRow(NamedTuple):
     """A row of ``snapshot_schedule`` (reference §2.1). ``started_at_ms`` is the *due* time."""
 

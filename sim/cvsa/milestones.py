@@ -30,11 +30,8 @@ from sim.cvsa.constants import (
     MILESTONE_ETA_LIMIT_H,
 )
 from sim.cvsa.snapshots import Snapshot, find_closest_snapshot
+from sim.ports import new_record
 from sim.units import HOUR_MS, Ms
-
-_new: Final = tuple.__new__
-"""Builds a NamedTuple without calling its generated ``__new__`` (an interpreted frame per
-record, docs/performance.md "Ninth round")."""
 
 MILLION: Final = 1_000_000
 
@@ -133,7 +130,7 @@ def adjusted_eta_hours(
         piecewise: switch ``piecewise_factor``.
     """
     if latest is None:
-        return _new(EtaEstimate, (0.0, 0.0))
+        return new_record(EtaEstimate, (0.0, 0.0))
     to_go = closest_milestone(latest.views) - latest.views
     factor = milestone_factor(to_go, piecewise)
     best, best_speed = math.inf, 0.0
@@ -150,7 +147,7 @@ def adjusted_eta_hours(
             best, best_speed = adjusted, speed
     if math.isnan(best):  # the deployed "NaN -> Infinity" guard (§11.4 step 4)
         best = math.inf
-    return _new(EtaEstimate, (best, best_speed))
+    return new_record(EtaEstimate, (best, best_speed))
 
 
 def lookback_snapshots(snapshots: Sequence[Snapshot], now_ms: Ms) -> list[Snapshot | None]:

@@ -25,11 +25,8 @@ from typing import Final, NamedTuple
 from sim.cvsa.lifecycle import SnapshotType, Status
 from sim.cvsa.profile import Switches
 from sim.cvsa.windows import Incr
+from sim.ports import new_record
 from sim.units import Ms, window_start
-
-_new: Final = tuple.__new__
-"""Builds a NamedTuple without calling its generated ``__new__`` (an interpreted frame per
-record, docs/performance.md "Ninth round")."""
 
 
 class ActiveRow(NamedTuple):
@@ -116,13 +113,13 @@ def plan_schedule_snapshot(
                 effects: tuple[Incr, ...] = ()
                 if row.status is Status.PENDING:
                     effects = (
-                        _new(Incr, (window_start(row.started_at_ms), -1)),
-                        _new(Incr, (window_start(target_ms), +1)),
+                        new_record(Incr, (window_start(row.started_at_ms), -1)),
+                        new_record(Incr, (window_start(target_ms), +1)),
                     )
-                return _new(Move, (row.id, row.started_at_ms, target_ms, effects))
+                return new_record(Move, (row.id, row.started_at_ms, target_ms, effects))
             if not force:
                 return SKIP_NOT_EARLIER
     if active and not force:
         return SKIP_ACTIVE
     exact = snapshot_type in (SnapshotType.MILESTONE, SnapshotType.NEW)
-    return _new(Insert, (target_ms, adjust_time and not exact))
+    return new_record(Insert, (target_ms, adjust_time and not exact))

@@ -23,16 +23,13 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Generator, MutableMapping
-from typing import Final, Literal, NamedTuple, Protocol, TypeVar
+from typing import Literal, NamedTuple, Protocol, TypeVar
 
 from sim.cvsa.profile import Switches
-from sim.ports import Reserved
+from sim.ports import Reserved, new_record
 from sim.units import WINDOW_MS, Ms, format_instant_ms, parse_instant_ms, window_start
 
 _R = TypeVar("_R")
-_new: Final = tuple.__new__
-"""Builds a NamedTuple without calling its generated ``__new__`` (an interpreted frame per
-record, docs/performance.md "Ninth round")."""
 
 
 class Incr(NamedTuple):
@@ -195,12 +192,12 @@ class AdjustSearch:
         """The effect of the first phase from ``phase`` on that has windows to probe."""
         if phase == 1 and self.forward_windows > 0:
             self.phase = 1
-            return _new(Reserve, (self.w0, WINDOW_MS, self.forward_windows, self.cap))
+            return new_record(Reserve, (self.w0, WINDOW_MS, self.forward_windows, self.cap))
         if phase <= 2 and self.backward_windows > 0:
             self.phase = 2
-            return _new(Reserve, (self.w0, -WINDOW_MS, self.backward_windows, self.cap))
+            return new_record(Reserve, (self.w0, -WINDOW_MS, self.backward_windows, self.cap))
         self.phase = 3
-        return _new(Adjusted, (self.expected_ms, None, self.probes, "exhausted"))
+        return new_record(Adjusted, (self.expected_ms, None, self.probes, "exhausted"))
 
     def reply(self, got: Reserved) -> Reserve | Adjusted:
         self.probes += got.probed
@@ -210,9 +207,9 @@ class AdjustSearch:
         forward = self.phase == 1
         outcome: Outcome = "forward" if forward else "fallback"
         if not forward and self.bare_fallback:
-            return _new(Adjusted, (w, w, self.probes, outcome))
+            return new_record(Adjusted, (w, w, self.probes, outcome))
         t = w + math.floor(self.rng.random() * WINDOW_MS)
-        return _new(Adjusted, (max(t, self.now_ms), w, self.probes, outcome))
+        return new_record(Adjusted, (max(t, self.now_ms), w, self.probes, outcome))
 
 
 def search_with(
@@ -249,13 +246,13 @@ def reserve_in(counter: CountHash, effect: Reserve) -> Reserved:
         if value is None:
             if cap > 0:
                 counter[w] = 1
-                return _new(Reserved, (w, 1, i + 1))
+                return new_record(Reserved, (w, 1, i + 1))
             counter[w] = 0  # the +1 and its undo leave the probed field at 0
         elif value < cap:
             counter[w] = value + 1
-            return _new(Reserved, (w, value + 1, i + 1))
+            return new_record(Reserved, (w, value + 1, i + 1))
         w += step
-    return _new(Reserved, (None, -1, effect.count))
+    return new_record(Reserved, (None, -1, effect.count))
 
 
 def run_against(gen: Generator[Reserve, Reserved, _R], counter: MutableMapping[Ms, int]) -> _R:

@@ -3,17 +3,11 @@ regular interval. The queries are here; the arithmetic is in :mod:`sim.cvsa`."""
 
 from __future__ import annotations
 
-from typing import Final
-
 from sim.cvsa.constants import ETA_LOOKBACKS_MS, REGULAR_LOOKBACK_MS
 from sim.cvsa.intervals import regular_interval_hours
 from sim.cvsa.milestones import adjusted_eta_hours, eta_table_value, to_float4
-from sim.ports import EtaRow
+from sim.ports import EtaRow, new_record
 from sim.scheduler.context import Ctx
-
-_new: Final = tuple.__new__
-"""Builds a NamedTuple without calling its generated ``__new__`` (an interpreted frame per
-record, docs/performance.md "Ninth round")."""
 
 
 async def adjusted_eta(ctx: Ctx, aid: int) -> float:
@@ -38,7 +32,7 @@ async def adjusted_eta(ctx: Ctx, aid: int) -> float:
             return cached[2]
     est = adjusted_eta_hours(latest, lookbacks, ctx.switches.piecewise_factor)
     eta = to_float4(eta_table_value(latest.views, est.max_speed))
-    await store.upsert_eta(_new(EtaRow, (aid, eta, est.max_speed, latest.views, now)))
+    await store.upsert_eta(new_record(EtaRow, (aid, eta, est.max_speed, latest.views, now)))
     ctx.eta_memo[aid] = (latest, lookbacks, est.eta_hours)
     return est.eta_hours
 

@@ -17,7 +17,7 @@ from sim.cvsa.lifecycle import SnapshotType, Status
 from sim.cvsa.schedule import ActiveRow, Move, Skip, plan_schedule_snapshot
 from sim.cvsa.windows import Reserve, search_with
 from sim.events.cvsa_kinds import NO_WINDOW, NOT_CREATED, PLACEMENT, WINDOW_CAUSE
-from sim.ports import ScheduleRow
+from sim.ports import ScheduleRow, new_record
 from sim.scheduler.context import STATUS_CODE, TYPE_CODE, Ctx
 from sim.units import Ms, window_start
 
@@ -31,9 +31,6 @@ _STATUS: Final = {s.value: s for s in Status}
 _CAUSE_MOVE: Final = WINDOW_CAUSE.code("move")
 _PLACEMENT_CODE: Final = {word: PLACEMENT.code(word) for word in PLACEMENT.words}
 """``PLACEMENT.code`` as a dict: the enum's method is interpreted, once per window search."""
-_new: Final = tuple.__new__
-"""Builds a NamedTuple without calling its generated ``__new__`` (an interpreted frame per
-record, docs/performance.md "Ninth round")."""
 
 
 class Reservation(NamedTuple):
@@ -60,8 +57,8 @@ async def drive_adjust(ctx: Ctx, expected_ms: Ms) -> Reservation:
     window = step.reserved_window_ms
     placement = _PLACEMENT_CODE[step.outcome]
     if window is None:
-        return _new(Reservation, (step.time_ms, NO_WINDOW, -1, step.probes, placement))
-    return _new(Reservation, (step.time_ms, window, value, step.probes, placement))
+        return new_record(Reservation, (step.time_ms, NO_WINDOW, -1, step.probes, placement))
+    return new_record(Reservation, (step.time_ms, window, value, step.probes, placement))
 
 
 async def schedule_snapshot(
@@ -76,7 +73,7 @@ async def schedule_snapshot(
     store, emit, now = ctx.store, ctx.emit, ctx.now
     type_code = TYPE_CODE[type]
     rows = await store.active_schedules(aid, type)
-    active = [_new(ActiveRow, (r.id, _STATUS[r.status], r.started_at_ms)) for r in rows]
+    active = [new_record(ActiveRow, (r.id, _STATUS[r.status], r.started_at_ms)) for r in rows]
     plan = plan_schedule_snapshot(
         _TYPE[type],
         target_ms,
@@ -98,7 +95,7 @@ async def schedule_snapshot(
         window = window_start(target_ms)
         placement = _EXACT if type in ("milestone", "new") else _UNADJUSTED
         count = await ctx.counter.incr(window, 1)
-        res = _new(Reservation, (target_ms, window, count, 1, placement))
+        res = new_record(Reservation, (target_ms, window, count, 1, placement))
     schedule_id = await store.insert_schedule(aid, type, res.due_ms, now)
     emit.created(
         now,

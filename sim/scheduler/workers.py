@@ -35,7 +35,7 @@ from sim.cvsa.retry import (
 )
 from sim.engine import Job
 from sim.events.cvsa_kinds import SKIP_REASON, UPSTREAM_ERROR
-from sim.ports import EtaRow, ScheduleRow, Snapshot, UpstreamError, VideoStats
+from sim.ports import EtaRow, ScheduleRow, Snapshot, UpstreamError, VideoStats, new_record
 from sim.scheduler.context import STATUS_CODE, TYPE_CODE, Ctx
 from sim.scheduler.estimates import adjusted_eta, regular_interval
 from sim.scheduler.schedule import schedule_snapshot, set_status
@@ -52,9 +52,6 @@ _SINGLE_TASK: Final = {
     "normal": "snapshotVideo",
 }
 _BILI_STATUS: Final = SKIP_REASON.code("bili_status")
-_new: Final = tuple.__new__
-"""Builds a NamedTuple without calling its generated ``__new__`` (an interpreted frame per
-record, docs/performance.md "Ninth round")."""
 
 
 # The upstream port's error kinds, as the deployed code names them (reference §9, §10, §14) and
@@ -259,7 +256,7 @@ async def bulk_snapshot_video(ctx: Ctx, job: Job) -> None:
         if prev is not None:  # §10.3 step 1: the bulk worker keeps the eta table fresh
             speed = bulk_eta_speed(prev, item.views, ctx.worker_now, BULK_ETA_DELTA)
             eta = to_float4(eta_table_value(item.views, speed, BULK_ETA_DELTA))
-            await store.upsert_eta(_new(EtaRow, (item.aid, eta, speed, item.views, ctx.now)))
+            await store.upsert_eta(new_record(EtaRow, (item.aid, eta, speed, item.views, ctx.now)))
         await _record(ctx, rows.pop(0) if rows else None, item)
     await _finish(ctx, batch, "completed")  # every id of the batch (§10.3)
     if ctx.switches.bulk_reschedules_normal:

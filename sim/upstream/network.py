@@ -28,12 +28,10 @@ from typing import Final
 
 from sim.engine import Engine
 from sim.events.cvsa_kinds import PROXY_OUTCOME, UpstreamRequest
-from sim.ports import UpstreamError, VideoStats
+from sim.ports import UpstreamError, VideoStats, new_record
 from sim.scenario.upstream import LatencySection, UpstreamSection
 from sim.units import Ms
 from sim.upstream.limiter import BULK_TASK_TIERS, PROVIDER_TIERS, MultiTierLimiter
-
-_new: Final = tuple.__new__
 
 ALICLOUD: Final = "alicloud_hangzhou"
 CF_WORKER: Final = "cf-worker"
@@ -59,10 +57,10 @@ _OUTCOME_CODE: Final = {word: PROXY_OUTCOME.code(word) for word in PROXY_OUTCOME
 def shuffle_draw(rng: random.Random, x: list[str]) -> None:
     """``rng.shuffle(x)``: the same draws and the same order, compiled.
 
-    ``Random.shuffle`` and its ``_randbelow`` are interpreted (three Python frames a request,
-    about 1 % of a full-scale run); this is the Fisher-Yates loop over ``getrandbits`` as
-    CPython 3.11 writes them (tests/upstream/test_network.py compares the two on the running
-    Python)."""
+    ``Random.shuffle`` and its ``_randbelow`` are interpreted (three Python frames a request;
+    ``Random.shuffle`` alone was 0.8 % of a tenth-scale month's py-spy samples); this is the
+    Fisher-Yates loop over ``getrandbits`` as CPython 3.11 writes them
+    (tests/upstream/test_network.py compares the two on the running Python)."""
     for i in range(len(x) - 1, 0, -1):
         n = i + 1
         k = n.bit_length()
@@ -134,7 +132,7 @@ class SimulatedUpstream:
         code = self.api_error(aid, t_ms)
         if code:
             raise UpstreamError("bili_code", code)
-        return _new(VideoStats, (aid, self.views(aid, t_ms), t_ms))
+        return new_record(VideoStats, (aid, self.views(aid, t_ms), t_ms))
 
     async def get_videos(
         self, aids: Sequence[int], now_ms: Ms, task: str = "bulkSnapshot"
@@ -142,7 +140,11 @@ class SimulatedUpstream:
         t_ms = await self._request(task, _BULK, len(aids), self.cfg.bulk)
         views, api_error = self.views, self.api_error
         # tuple.__new__: the NamedTuple's own __new__ is interpreted (a frame per aid).
-        return [_new(VideoStats, (a, views(a, t_ms), t_ms)) for a in aids if not api_error(a, t_ms)]
+        return [
+            new_record(VideoStats, (a, views(a, t_ms), t_ms))
+            for a in aids
+            if not api_error(a, t_ms)
+        ]
 
     # -- one request --------------------------------------------------------------------------
     def pick_proxy(self, task: str, now_ms: Ms) -> str | None:

@@ -9,7 +9,7 @@ from librt.vecs import vec
 from mypy_extensions import i64
 
 from sim.cvsa.windows import Reserve, reserve_in
-from sim.ports import Reserved, UpstreamError, VideoStats
+from sim.ports import Reserved, UpstreamError, VideoStats, new_record
 from sim.units import WINDOW_MS, Ms
 
 BLOCK_WINDOWS: Final = 64
@@ -20,9 +20,6 @@ SPAN_BITS: Final = 10
 _SPAN_MASK: Final = (1 << 10) - 1
 ABSENT: Final = -(2**63)
 """A window's slot in its span when the hash has no such field."""
-_new: Final = tuple.__new__
-"""Builds a NamedTuple without calling its generated ``__new__`` (an interpreted frame per
-record, docs/performance.md "Ninth round")."""
 
 
 @final
@@ -39,9 +36,6 @@ class WindowTable:
         """Span index (window index >> 10) -> its 2^10 counts (:data:`ABSENT`: no field)."""
         self._odd: dict[Ms, int] = {}
         """Fields whose key is not a window start."""
-
-    def span(self, index: int) -> vec[i64] | None:
-        return self.spans.get(index)
 
     def get(self, window_ms: Ms, /) -> int | None:
         """HGET: the count, or None when there is no field."""
@@ -125,7 +119,7 @@ class MemoryWindowCounter:
     async def reserve(self, first_ms: Ms, step_ms: Ms, count: int, cap: int) -> Reserved:
         if step_ms != WINDOW_MS or cap <= 0 or first_ms % WINDOW_MS:
             # The short backward fallback, and shapes the index is not built for.
-            got = reserve_in(self._h, _new(Reserve, (first_ms, step_ms, count, cap)))
+            got = reserve_in(self._h, new_record(Reserve, (first_ms, step_ms, count, cap)))
             if got.window_ms is not None:
                 self._set(got.window_ms, got.value - 1, got.value)
             return got
@@ -148,16 +142,16 @@ class MemoryWindowCounter:
                     continue
             if k >> SPAN_BITS != at:
                 at = k >> SPAN_BITS
-                span = table.span(at)
+                span = table.spans.get(at)
             value = 0 if span is None else span[k & _SPAN_MASK]
             if value == ABSENT:
                 value = 0
             if value < cap:
                 self._set(k * WINDOW_MS, value, value + 1)
-                return _new(Reserved, (k * WINDOW_MS, value + 1, i + 1))
+                return new_record(Reserved, (k * WINDOW_MS, value + 1, i + 1))
             i += 1
             k += 1
-        return _new(Reserved, (None, -1, count))
+        return new_record(Reserved, (None, -1, count))
 
     async def get_all(self) -> dict[Ms, int]:
         return dict(sorted(self._h.items()))
@@ -202,14 +196,14 @@ class MemoryUpstream:
         code = self._api_error(aid, now_ms)
         if code:
             raise UpstreamError("bili_code", code)
-        return _new(VideoStats, (aid, self._views(aid, now_ms), now_ms))
+        return new_record(VideoStats, (aid, self._views(aid, now_ms), now_ms))
 
     async def get_videos(
         self, aids: Sequence[int], now_ms: Ms, task: str = "bulkSnapshot"
     ) -> list[VideoStats]:
         views, api_error = self._views, self._api_error
         return [
-            _new(VideoStats, (aid, views(aid, now_ms), now_ms))
+            new_record(VideoStats, (aid, views(aid, now_ms), now_ms))
             for aid in aids
             if not api_error(aid, now_ms)
         ]

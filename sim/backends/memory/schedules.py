@@ -25,7 +25,7 @@ from typing import Final
 
 from sim.backends.memory.columns import I32Column, I64Column, U8Column
 from sim.backends.memory.keyheap import KeyHeap
-from sim.ports import DueOrder, ScheduleRow
+from sim.ports import DueOrder, ScheduleRow, new_record
 from sim.units import WINDOW_MS, Ms
 
 TYPES: Final = ("new", "milestone", "normal", "archive")
@@ -42,9 +42,6 @@ POS_BITS: Final = 32
 """``due_schedules`` walks a heap with entries ``key << 32 | position``."""
 _POS_MASK: Final = (1 << POS_BITS) - 1
 _ORDER_RANK: Final = {"normal": 0, "archive": 1}
-_new: Final = tuple.__new__
-"""Builds a row without the NamedTuple's generated ``__new__`` (half the cost; rows are built
-for every status change and lookup)."""
 
 ActiveHook = Callable[[int, int, bool], None]
 """Called with (aid, type code, now_active) when a video gains its first or loses its last
@@ -94,7 +91,7 @@ class ScheduleTable:
         self._on_active_change = on_active_change
 
     def _row(self, i: int) -> ScheduleRow:
-        return _new(
+        return new_record(
             ScheduleRow,
             (
                 i,

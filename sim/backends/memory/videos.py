@@ -26,14 +26,12 @@ from sim.backends.memory.columns import (
     U8Column,
 )
 from sim.cvsa.milestones import milestone_candidate
-from sim.ports import EtaRow, Snapshot
+from sim.ports import EtaRow, Snapshot, new_record
 from sim.units import Ms
 
 IS_VIDEO: Final = 1
 IS_SONG: Final = 2
 HAS_ETA: Final = 4
-_new: Final = tuple.__new__
-"""Builds a Snapshot without the NamedTuple's generated ``__new__`` (half the cost)."""
 
 
 def _grown(n: int) -> int:
@@ -132,7 +130,7 @@ class _Lookbacks:
         self.rows[k] = i
         self.lo[k] = float(snaps[2 * i - 2] + snaps[2 * i]) if i > 0 else -math.inf
         self.hi[k] = float(snaps[2 * i] + snaps[2 * i + 2]) if i < last else math.inf
-        return _new(Snapshot, (snaps[2 * i], snaps[2 * i + 1]))
+        return new_record(Snapshot, (snaps[2 * i], snaps[2 * i + 1]))
 
     def narrow(self) -> None:
         """Target ``k`` is ``now - back_k`` and holds while ``lo_k < 2 * (now - back_k) <=
@@ -345,21 +343,21 @@ class VideoTables:
             return None
         snaps = self._snaps.get(s)
         n = len(snaps)
-        return None if n == 0 else _new(Snapshot, (snaps[n - 2], snaps[n - 1]))
+        return None if n == 0 else new_record(Snapshot, (snaps[n - 2], snaps[n - 1]))
 
     async def snapshot_before(self, aid: int, t_ms: Ms) -> Snapshot | None:
         snaps = self._snapshots(aid)
         if not len(snaps):
             return None
         i = last_at_or_before(snaps, t_ms)
-        return None if i < 0 else _new(Snapshot, (snaps[2 * i], snaps[2 * i + 1]))
+        return None if i < 0 else new_record(Snapshot, (snaps[2 * i], snaps[2 * i + 1]))
 
     async def closest_snapshot(self, aid: int, t_ms: Ms) -> Snapshot | None:
         snaps = self._snapshots(aid)
         if not len(snaps):
             return None
         i = _closest_row(snaps, t_ms, last_at_or_before(snaps, t_ms))
-        return _new(Snapshot, (snaps[2 * i], snaps[2 * i + 1]))
+        return new_record(Snapshot, (snaps[2 * i], snaps[2 * i + 1]))
 
     async def lookback_snapshots(
         self, aid: int, now_ms: Ms, backs_ms: Sequence[Ms]
