@@ -66,6 +66,17 @@ class EtaRow(NamedTuple):
     updated_ms: Ms
 
 
+class EtaInputs(NamedTuple):
+    """What :meth:`SnapshotStore.eta_inputs` read, by position in the ``aids`` asked about."""
+
+    latest: list[Snapshot | None]
+    """:meth:`SnapshotStore.latest_snapshot` of each aid."""
+    lookbacks: list[Sequence[Snapshot | None]]
+    """:meth:`SnapshotStore.lookback_snapshots` of each aid with a latest snapshot; empty
+    (not read) for an aid without one, as the deployed ``getAdjustedShortTermETA`` returns
+    before its lookbacks then (reference §11.4)."""
+
+
 class ScheduleStore(Protocol):
     """``snapshot_schedule`` and the queries the scheduler runs on it (reference §2.1, §5-§12)."""
 
@@ -209,6 +220,18 @@ class SnapshotStore(Protocol):
     ) -> Sequence[Snapshot | None]:
         """:meth:`closest_snapshot` to ``now_ms - back`` for each of ``backs_ms``, in one round
         trip (the six ETA lookbacks of §11.4; the deployed code makes six queries)."""
+        ...
+
+    async def eta_inputs(
+        self, aids: Sequence[int], now_ms: Ms, backs_ms: Sequence[Ms]
+    ) -> EtaInputs:
+        """For every aid in order, what ``getAdjustedShortTermETA`` reads (reference §11.4):
+        :meth:`latest_snapshot`, then, if there is one, :meth:`lookback_snapshots`. One call
+        for a milestone pass's candidates; the answers are exactly those of the per-aid calls
+        made back to back, and the query counts charged are theirs (one read for the latest
+        snapshot, one for the lookbacks), so the deployed per-candidate queries are what a
+        report shows. The scheduler asks this only where nothing can run between the per-aid
+        calls (``sim.scheduler.context.Ctx.batched_reads``)."""
         ...
 
     async def snapshot_before(self, aid: int, t_ms: Ms) -> Snapshot | None:

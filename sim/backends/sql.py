@@ -37,7 +37,7 @@ import trio_asyncio
 
 from sim.cvsa.constants import MILESTONE_CANDIDATE_ETA_H
 from sim.cvsa.milestones import MILLION
-from sim.ports import ACTIVE_STATUSES, DueOrder, EtaRow, ScheduleRow, Snapshot
+from sim.ports import ACTIVE_STATUSES, DueOrder, EtaInputs, EtaRow, ScheduleRow, Snapshot
 from sim.units import WINDOW_MS, Ms
 
 S = TypeVar("S", bound="SqlStore")
@@ -464,6 +464,9 @@ class SqlStore(abc.ABC):
 
     @bridged
     async def latest_snapshot(self, aid: int) -> Snapshot | None:
+        return await self._latest(aid)
+
+    async def _latest(self, aid: int) -> Snapshot | None:
         row = await self._one(
             "SELECT created_at, views FROM latest_video_snapshot WHERE aid = ?", (aid,)
         )
@@ -478,7 +481,25 @@ class SqlStore(abc.ABC):
         return await self._closest(aid, [now_ms - back for back in backs_ms])
 
     @bridged
+    async def eta_inputs(
+        self, aids: Sequence[int], now_ms: Ms, backs_ms: Sequence[Ms]
+    ) -> EtaInputs:
+        # The per-candidate statements, in one bridge: asked only on the virtual clock, where
+        # nothing runs between them anyway (a load run keeps the deployed one call per query).
+        times_ms = [now_ms - back for back in backs_ms]
+        latest: list[Snapshot | None] = []
+        lookbacks: list[Sequence[Snapshot | None]] = []
+        for aid in aids:
+            snap = await self._latest(aid)
+            latest.append(snap)
+            lookbacks.append([] if snap is None else await self._closest_rows(aid, times_ms))
+        return EtaInputs(latest, lookbacks)
+
+    @bridged
     async def _closest(self, aid: int, times_ms: Sequence[Ms]) -> list[Snapshot | None]:
+        return await self._closest_rows(aid, times_ms)
+
+    async def _closest_rows(self, aid: int, times_ms: Sequence[Ms]) -> list[Snapshot | None]:
         if not times_ms:
             return []
         # findClosestSnapshot (reference §11.3) for every target in one round trip: per target,

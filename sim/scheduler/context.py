@@ -25,6 +25,7 @@ from sim.ports import (
     WindowCounter,
 )
 from sim.rng import RandomStreams
+from sim.scheduler.metering import Slowdown
 
 
 class Store(ScheduleStore, SnapshotStore, Protocol):
@@ -120,6 +121,19 @@ class Ctx:
 
     skew_ms: int = 0
     """How far the worker's clock is off the database's (the ``clock_skew`` fault)."""
+    store_slowdown: Slowdown = field(default_factory=Slowdown)
+    """The extra virtual time of every store call (the metered store's: ``slow_database``)."""
+
+    read_ahead: bool = True
+    """Off: never :meth:`batched_reads` (a test compares the two paths' event logs)."""
+
+    def batched_reads(self) -> bool:
+        """May a job read ahead for many videos in one store call (``SnapshotStore.eta_inputs``)
+        and get what its per-video calls would have got? Yes on the virtual clock, where no
+        other process runs while a job's port calls are in flight, as long as they take no
+        virtual time (not under ``slow_database``: then other jobs run between them). A load
+        run (real clock, concurrent jobs) keeps the deployed one query per call."""
+        return self.read_ahead and not self.engine.concurrent and not self.store_slowdown.delay_ms
 
     @property
     def now(self) -> int:

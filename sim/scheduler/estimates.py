@@ -3,38 +3,61 @@ regular interval. The queries are here; the arithmetic is in :mod:`sim.cvsa`."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from sim.cvsa.constants import ETA_LOOKBACKS_MS, REGULAR_LOOKBACK_MS
 from sim.cvsa.intervals import regular_interval_hours
 from sim.cvsa.milestones import adjusted_eta_hours, eta_table_value, to_float4
-from sim.ports import EtaRow, new_record
+from sim.ports import EtaRow, Snapshot, new_record
 from sim.scheduler.context import Ctx
 
 
 async def adjusted_eta(ctx: Ctx, aid: int) -> float:
-    """``getAdjustedShortTermETA(aid)`` in hours, with its ``eta`` upsert (reference §11.4).
-
-    The milestone dispatcher asks this of every candidate every five minutes, and most answers
-    come from the same snapshots as last time. The estimate is a pure function of the snapshots
-    found, so when they are the same it is reused, and the upsert, which would write the same
-    values (only ``updated_at`` moves, and nothing reads it, §11.1), is skipped.
-    """
-    store, now = ctx.store, ctx.worker_now
+    """``getAdjustedShortTermETA(aid)`` in hours, with its ``eta`` upsert (reference §11.4)."""
+    store = ctx.store
     latest = await store.latest_snapshot(aid)
     if latest is None:
         return 0.0  # the deployed function returns 0 and writes nothing
-    lookbacks = tuple(await store.lookback_snapshots(aid, now, ETA_LOOKBACKS_MS))
-    cached = ctx.eta_memo.get(aid)
-    # The memory store hands back the same tuple while its answer holds: identity first; the
-    # latest snapshot is a new tuple each time, compared field by field (two native compares).
-    if cached is not None and (cached[1] is lookbacks or cached[1] == lookbacks):
-        was = cached[0]
-        if was.created_at_ms == latest.created_at_ms and was.views == latest.views:
-            return cached[2]
+    lookbacks = await store.lookback_snapshots(aid, ctx.worker_now, ETA_LOOKBACKS_MS)
+    return await eta_from(ctx, aid, latest, lookbacks)
+
+
+async def eta_from(
+    ctx: Ctx, aid: int, latest: Snapshot, lookbacks: Sequence[Snapshot | None]
+) -> float:
+    """The rest of :func:`adjusted_eta`, once its inputs are read (also by the batched
+    :meth:`~sim.ports.SnapshotStore.eta_inputs`)."""
+    kept = remembered_eta(ctx, aid, latest, lookbacks)
+    if kept is not None:
+        return kept
+    lookbacks = tuple(lookbacks)
     est = adjusted_eta_hours(latest, lookbacks, ctx.switches.piecewise_factor)
     eta = to_float4(eta_table_value(latest.views, est.max_speed))
-    await store.upsert_eta(new_record(EtaRow, (aid, eta, est.max_speed, latest.views, now)))
+    row = new_record(EtaRow, (aid, eta, est.max_speed, latest.views, ctx.worker_now))
+    await ctx.store.upsert_eta(row)
     ctx.eta_memo[aid] = (latest, lookbacks, est.eta_hours)
     return est.eta_hours
+
+
+def remembered_eta(
+    ctx: Ctx, aid: int, latest: Snapshot, lookbacks: Sequence[Snapshot | None]
+) -> float | None:
+    """The milestone dispatcher asks for the ETA of every candidate every five minutes, and
+    most answers come from the same snapshots as last time. The estimate is a pure function of
+    the snapshots found, so when they are the same it is reused, and the upsert, which would
+    write the same values (only ``updated_at`` moves, and nothing reads it, §11.1), is
+    skipped. None: not the same inputs."""
+    cached = ctx.eta_memo.get(aid)
+    if cached is None:
+        return None
+    # The memory store hands back the same tuple while its answer holds: identity first; the
+    # latest snapshot is a new tuple each time, compared field by field (two native compares).
+    if cached[1] is not lookbacks and cached[1] != tuple(lookbacks):
+        return None
+    was = cached[0]
+    if was.created_at_ms == latest.created_at_ms and was.views == latest.views:
+        return cached[2]
+    return None
 
 
 async def regular_interval(ctx: Ctx, aid: int) -> int:

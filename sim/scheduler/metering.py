@@ -21,7 +21,14 @@ from mypy_extensions import mypyc_attr
 from sim.clock import wall_seconds
 from sim.engine import Engine, Job
 from sim.events.cvsa_kinds import PortCall
-from sim.ports import LockManager, Reserved, ScheduleStore, SnapshotStore, WindowCounter
+from sim.ports import (
+    EtaInputs,
+    LockManager,
+    Reserved,
+    ScheduleStore,
+    SnapshotStore,
+    WindowCounter,
+)
 from sim.units import Ms
 
 READ: Final = 0
@@ -105,14 +112,16 @@ class Metered:
     def __getattr__(self, name: str) -> Any:
         fn = getattr(self._target, name)
         kind = KINDS.get(name)
-        if kind is None and name != "reserve":
+        by_answer = CHARGED_BY_ANSWER.get(name)
+        if kind is None and by_answer is None:
             return fn
         if self._timed:
             fn = _timed(fn, self._engine, self._engine.log.name(f"{self._port}.{name}"))
         slow = _slowed(fn, self._engine, self.slowdown)
-        if kind is None:  # reserve: the deployed loop's HINCRBYs, known from the answer
-            call = _counted_reserve(fn, slow, self._engine, self.slowdown)
+        if by_answer is not None:
+            call = _counted_by_answer(fn, slow, self._engine, self.slowdown, *by_answer)
         else:
+            assert kind is not None  # returned above otherwise
             counted = _BY_ARITY.get(POSITIONAL.get(name, 0), _counted)
             call = counted(fn, slow, self._engine, self.slowdown, kind)
         self.__dict__[name] = call  # cached: __getattr__ runs once per method
@@ -224,16 +233,36 @@ def _positional_arity(protocols: tuple[type, ...]) -> dict[str, int]:
 POSITIONAL: Final = _positional_arity((ScheduleStore, SnapshotStore, WindowCounter, LockManager))
 
 
-def _counted_reserve(fn: Call, slow: Call, engine: Engine, slowdown: Slowdown) -> Call:
-    async def reserve(*args: Any, **kwargs: Any) -> Any:
+def _reserve_cost(got: Reserved) -> int:
+    """The deployed client-side loop's HINCRBYs (§6.2): +1 per probed window, -1 per full one."""
+    return 2 * got.probed - (got.window_ms is not None)
+
+
+def _eta_inputs_cost(got: EtaInputs) -> int:
+    """The per-candidate reads the batch stands for: the latest snapshot of every aid, the
+    lookbacks of every aid that has one (``SnapshotStore.eta_inputs``)."""
+    return 2 * len(got.latest) - got.latest.count(None)
+
+
+CHARGED_BY_ANSWER: Final[dict[str, tuple[int, Callable[[Any], int]]]] = {
+    "reserve": (REDIS, _reserve_cost),
+    "eta_inputs": (READ, _eta_inputs_cost),
+}
+"""Port methods whose cost is known from their answer: kind and cost."""
+
+
+def _counted_by_answer(
+    fn: Call, slow: Call, engine: Engine, slowdown: Slowdown, kind: int, cost: Callable[[Any], int]
+) -> Call:
+    async def call(*args: Any, **kwargs: Any) -> Any:
         delayed = slowdown.delay_ms and engine.current is not None
-        got: Reserved = await (slow if delayed else fn)(*args, **kwargs)
+        got = await (slow if delayed else fn)(*args, **kwargs)
         proc = engine.current
         if proc is not None and proc.tally is not None:
-            proc.tally[REDIS] += 2 * got.probed - (got.window_ms is not None)
+            proc.tally[kind] += cost(got)
         return got
 
-    return reserve
+    return call
 
 
 def _timed(fn: Callable[..., Any], engine: Engine, method: int) -> Callable[..., Any]:

@@ -127,7 +127,8 @@ class CvsaModel:
         # Count every port call per job (SQL-equivalent query counts, sim.scheduler.metering).
         # Load mode (a concurrent engine on the real clock) also times every call and job.
         timed = engine.concurrent
-        ctx.store = cast(Store, Metered(ctx.store, engine, port="store", timed=timed))
+        store = Metered(ctx.store, engine, port="store", timed=timed)
+        ctx.store, ctx.store_slowdown = cast(Store, store), store.slowdown
         ctx.locks = cast(LockManager, Metered(ctx.locks, engine, port="locks", timed=timed))
         ctx.counter = cast(WindowCounter, Metered(ctx.counter, engine, port="counter", timed=timed))
         self._emit_queries = engine.log.emitter(QueryCounts)

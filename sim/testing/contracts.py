@@ -215,6 +215,43 @@ async def snapshot_latest_closest_before(s: SnapshotStore) -> None:
     expect(list(await s.lookback_snapshots(10, T0, (0,))), [None], "a video without snapshots")
 
 
+async def snapshot_eta_inputs(s: SnapshotStore) -> None:
+    backs = (180_000, 1_200_000, 3_600_000)
+
+    async def one_by_one(aids: list[int], now: int) -> tuple[list[Any], list[Any]]:
+        latest = [await s.latest_snapshot(aid) for aid in aids]
+        lookbacks = [
+            [] if snap is None else list(await s.lookback_snapshots(aid, now, backs))
+            for aid, snap in zip(aids, latest, strict=True)
+        ]
+        return latest, lookbacks
+
+    async def check(aids: list[int], now: int, what: str) -> None:
+        got = await s.eta_inputs(aids, now, backs)
+        answer = (list(got.latest), [list(lb) for lb in got.lookbacks])
+        expect(answer, await one_by_one(aids, now), what)
+
+    for dt, views in [(0, 10), (600_000, 70), (2_400_000, 300), (3_000_000, 380)]:
+        await s.insert_snapshot(7, T0 + dt, views)
+    await s.insert_snapshot(8, T0 + 5, 1)
+    got = await s.eta_inputs([8, 99, 7], T0 + 3_600_000, backs)
+    expect(got.latest, [Snapshot(T0 + 5, 1), None, Snapshot(T0 + 3_000_000, 380)], "latest")
+    expect(list(got.lookbacks[1]), [], "no lookbacks read without a latest snapshot")
+    expect(
+        list(got.lookbacks[2]),
+        [Snapshot(T0 + 3_000_000, 380), Snapshot(T0 + 2_400_000, 300), Snapshot(T0, 10)],
+        "the closest snapshot to now - back, for each back",
+    )
+    await check([8, 99, 7], T0 + 3_600_000, "as the per-aid calls, asked again")
+    await check([7, 7], T0 + 3_900_000, "five minutes later, an aid twice")
+    await s.insert_snapshot(7, T0 + 3_700_000, 420)  # appended
+    await check([7, 8], T0 + 4_200_000, "after an appended snapshot")
+    await s.insert_snapshot(7, T0 + 1_000_000, 90)  # before the last
+    await check([7], T0 + 4_200_000, "after a snapshot inserted before the last")
+    empty = await s.eta_inputs([], T0, backs)
+    expect((empty.latest, empty.lookbacks), ([], []), "no aids")
+
+
 async def snapshot_unique(s: SnapshotStore) -> None:
     expect(await s.insert_snapshot(1, T0 + 10, 5), True, "first")
     expect(await s.insert_snapshot(1, T0 + 10, 6), False, "duplicate (aid, t) is refused")
@@ -355,6 +392,7 @@ CHECKS: dict[str, list[Callable[[Any], Awaitable[None]]]] = {
     ],
     "snapshot_store": [
         snapshot_latest_closest_before,
+        snapshot_eta_inputs,
         snapshot_unique,
         snapshot_catalog,
         snapshot_bulk_loads,

@@ -10,6 +10,7 @@ its eta or its song flag change.
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections.abc import Sequence
 from typing import Final, final
@@ -26,7 +27,7 @@ from sim.backends.memory.columns import (
     U8Column,
 )
 from sim.cvsa.milestones import milestone_candidate
-from sim.ports import EtaRow, Snapshot, new_record
+from sim.ports import EtaInputs, EtaRow, Snapshot, new_record
 from sim.units import Ms
 
 IS_VIDEO: Final = 1
@@ -147,6 +148,28 @@ class _Lookbacks:
         self.lo2, self.hi2 = lo2, hi2
 
 
+@final
+class Candidates:
+    """The milestone candidates (§11.1), in ascending order: asked for every five minutes (and
+    once more by the dispatcher's idle check), while only a few join or leave in between.
+    Sorting thousands of boxed ints twice a pass cost more than keeping them sorted."""
+
+    def __init__(self) -> None:
+        self.members: set[int] = set()
+        self.ascending: list[int] = []
+        """``members`` in ascending order."""
+
+    def add(self, aid: int) -> None:
+        if aid not in self.members:
+            self.members.add(aid)
+            bisect.insort(self.ascending, aid)
+
+    def discard(self, aid: int) -> None:
+        if aid in self.members:
+            self.members.discard(aid)
+            del self.ascending[bisect.bisect_left(self.ascending, aid)]
+
+
 WALK_STEPS: Final = 4
 """Snapshots walked back one by one before a binary search takes over: most lookback targets
 are a step or two from the previous one, but a video snapshotted every few minutes while it
@@ -197,8 +220,8 @@ class VideoTables:
         self._eta_updated = I64Column()
         self._snaps = SeriesColumn()
         """By slot: the video's snapshots (empty: none)."""
-        self._candidates: set[int] = set()
-        self._candidates_wide: set[int] = set()
+        self._candidates = Candidates()
+        self._candidates_wide = Candidates()
         self._lookbacks: dict[int, _Lookbacks] = {}
         """aid -> the last lookback_snapshots answer; narrowed when a snapshot is
         appended, dropped when one is inserted before the last or the video stops being a
@@ -366,7 +389,30 @@ class VideoTables:
         snaps = vec[i64]() if s < 0 else self._snaps.get(s)
         if not len(snaps) or not backs_ms:
             return (None,) * len(backs_ms)
-        backs = tuple(backs_ms)  # the same object for a tuple; kept with the answer
+        return self._lookbacks_of(aid, snaps, now_ms, tuple(backs_ms))
+
+    async def eta_inputs(
+        self, aids: Sequence[int], now_ms: Ms, backs_ms: Sequence[Ms]
+    ) -> EtaInputs:
+        backs = tuple(backs_ms)
+        latest: list[Snapshot | None] = []
+        lookbacks: list[Sequence[Snapshot | None]] = []
+        for aid in aids:
+            s = self._slot.get(aid)
+            snaps = vec[i64]() if s < 0 else self._snaps.get(s)
+            n = len(snaps)
+            if n == 0:
+                latest.append(None)
+                lookbacks.append(())
+                continue
+            latest.append(new_record(Snapshot, (snaps[n - 2], snaps[n - 1])))
+            lookbacks.append(self._lookbacks_of(aid, snaps, now_ms, backs) if backs else ())
+        return new_record(EtaInputs, (latest, lookbacks))
+
+    def _lookbacks_of(
+        self, aid: int, snaps: vec[i64], now_ms: Ms, backs: tuple[Ms, ...]
+    ) -> tuple[Snapshot | None, ...]:
+        """:meth:`lookback_snapshots` of a video with snapshots, for at least one target."""
         memo = self._lookbacks.get(aid)
         if memo is not None and memo.n == len(snaps) and memo.backs == backs:
             # The milestone dispatcher asks again five minutes later: each answer holds as long
@@ -443,4 +489,4 @@ class VideoTables:
             self._lookbacks.pop(aid, None)
 
     async def milestone_candidates(self, wide: bool) -> list[int]:
-        return sorted(self._candidates_wide if wide else self._candidates)
+        return list((self._candidates_wide if wide else self._candidates).ascending)
