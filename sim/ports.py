@@ -67,10 +67,16 @@ class EtaRow(NamedTuple):
 
 
 class EtaInputs(NamedTuple):
-    """What :meth:`SnapshotStore.eta_inputs` read, by position in the ``aids`` asked about."""
+    """What :meth:`SnapshotStore.eta_inputs` read, by position in the ``aids`` asked about.
 
-    latest: list[Snapshot | None]
-    """:meth:`SnapshotStore.latest_snapshot` of each aid."""
+    The latest snapshots come as two columns of ints rather than as :class:`Snapshot` records:
+    thousands of records alive at once, for one pass, made the cyclic garbage collector run
+    ten times as often at full scale (docs/performance.md "Tenth round")."""
+
+    latest_ms: list[Ms | None]
+    """The time of each aid's :meth:`SnapshotStore.latest_snapshot` (None: it has none)."""
+    latest_views: list[int]
+    """Its views (0 where it has none)."""
     lookbacks: list[Sequence[Snapshot | None]]
     """:meth:`SnapshotStore.lookback_snapshots` of each aid with a latest snapshot; empty
     (not read) for an aid without one, as the deployed ``getAdjustedShortTermETA`` returns

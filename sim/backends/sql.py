@@ -487,13 +487,15 @@ class SqlStore(abc.ABC):
         # The per-candidate statements, in one bridge: asked only on the virtual clock, where
         # nothing runs between them anyway (a load run keeps the deployed one call per query).
         times_ms = [now_ms - back for back in backs_ms]
-        latest: list[Snapshot | None] = []
+        latest_ms: list[Ms | None] = []
+        latest_views: list[int] = []
         lookbacks: list[Sequence[Snapshot | None]] = []
         for aid in aids:
             snap = await self._latest(aid)
-            latest.append(snap)
+            latest_ms.append(None if snap is None else snap.created_at_ms)
+            latest_views.append(0 if snap is None else snap.views)
             lookbacks.append([] if snap is None else await self._closest_rows(aid, times_ms))
-        return EtaInputs(latest, lookbacks)
+        return EtaInputs(latest_ms, latest_views, lookbacks)
 
     @bridged
     async def _closest(self, aid: int, times_ms: Sequence[Ms]) -> list[Snapshot | None]:

@@ -17,7 +17,7 @@ from sim.cvsa.intervals import regular_dispatch_target_ms
 from sim.cvsa.milestones import milestone_delay_ms
 from sim.engine import Job
 from sim.events.cvsa_kinds import LOCK_OUTCOME
-from sim.ports import DISPATCHER_LOCKS
+from sim.ports import DISPATCHER_LOCKS, Snapshot, new_record
 from sim.scheduler.context import Ctx
 from sim.scheduler.estimates import adjusted_eta, eta_from, regular_interval
 from sim.scheduler.schedule import schedule_snapshot
@@ -40,9 +40,13 @@ async def dispatch_milestone_snapshots(ctx: Ctx, job: Job | None = None) -> None
     # two port calls each otherwise). Equivalent: nothing the pass writes (eta rows, schedule
     # rows, window counts) is among the inputs, and nothing else runs meanwhile.
     inputs = await store.eta_inputs(aids, ctx.worker_now, ETA_LOOKBACKS_MS)
+    latest_ms, latest_views, lookbacks = inputs
     for i in range(len(aids)):
-        aid, latest = aids[i], inputs.latest[i]
-        eta = 0.0 if latest is None else await eta_from(ctx, aid, latest, inputs.lookbacks[i])
+        aid, t_ms = aids[i], latest_ms[i]
+        eta = 0.0
+        if t_ms is not None:
+            latest = new_record(Snapshot, (t_ms, latest_views[i]))
+            eta = await eta_from(ctx, aid, latest, lookbacks[i])
         await _schedule_milestone(ctx, aid, eta)
 
 

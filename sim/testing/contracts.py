@@ -228,14 +228,19 @@ async def snapshot_eta_inputs(s: SnapshotStore) -> None:
 
     async def check(aids: list[int], now: int, what: str) -> None:
         got = await s.eta_inputs(aids, now, backs)
-        answer = (list(got.latest), [list(lb) for lb in got.lookbacks])
+        latest = [
+            None if t is None else Snapshot(t, v)
+            for t, v in zip(got.latest_ms, got.latest_views, strict=True)
+        ]
+        answer = (latest, [list(lb) for lb in got.lookbacks])
         expect(answer, await one_by_one(aids, now), what)
 
     for dt, views in [(0, 10), (600_000, 70), (2_400_000, 300), (3_000_000, 380)]:
         await s.insert_snapshot(7, T0 + dt, views)
     await s.insert_snapshot(8, T0 + 5, 1)
     got = await s.eta_inputs([8, 99, 7], T0 + 3_600_000, backs)
-    expect(got.latest, [Snapshot(T0 + 5, 1), None, Snapshot(T0 + 3_000_000, 380)], "latest")
+    expect(got.latest_ms, [T0 + 5, None, T0 + 3_000_000], "latest: times")
+    expect(got.latest_views, [1, 0, 380], "latest: views (0 where there is none)")
     expect(list(got.lookbacks[1]), [], "no lookbacks read without a latest snapshot")
     expect(
         list(got.lookbacks[2]),
@@ -249,7 +254,7 @@ async def snapshot_eta_inputs(s: SnapshotStore) -> None:
     await s.insert_snapshot(7, T0 + 1_000_000, 90)  # before the last
     await check([7], T0 + 4_200_000, "after a snapshot inserted before the last")
     empty = await s.eta_inputs([], T0, backs)
-    expect((empty.latest, empty.lookbacks), ([], []), "no aids")
+    expect(tuple(empty), ([], [], []), "no aids")
 
 
 async def snapshot_unique(s: SnapshotStore) -> None:

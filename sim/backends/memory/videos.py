@@ -395,19 +395,23 @@ class VideoTables:
         self, aids: Sequence[int], now_ms: Ms, backs_ms: Sequence[Ms]
     ) -> EtaInputs:
         backs = tuple(backs_ms)
-        latest: list[Snapshot | None] = []
+        latest_ms: list[Ms | None] = []
+        latest_views: list[int] = []
         lookbacks: list[Sequence[Snapshot | None]] = []
         for aid in aids:
             s = self._slot.get(aid)
             snaps = vec[i64]() if s < 0 else self._snaps.get(s)
             n = len(snaps)
             if n == 0:
-                latest.append(None)
+                latest_ms.append(None)
+                latest_views.append(0)
                 lookbacks.append(())
                 continue
-            latest.append(new_record(Snapshot, (snaps[n - 2], snaps[n - 1])))
+            latest_ms.append(snaps[n - 2])
+            latest_views.append(snaps[n - 1])
+            # Mostly the kept answer itself: no new object per candidate (EtaInputs says why).
             lookbacks.append(self._lookbacks_of(aid, snaps, now_ms, backs) if backs else ())
-        return new_record(EtaInputs, (latest, lookbacks))
+        return new_record(EtaInputs, (latest_ms, latest_views, lookbacks))
 
     def _lookbacks_of(
         self, aid: int, snaps: vec[i64], now_ms: Ms, backs: tuple[Ms, ...]
