@@ -79,6 +79,11 @@ class Enum(NamedTuple):
     def word(self, code: int) -> str:
         return self.words[code]
 
+    def codes(self) -> dict[str, int]:
+        """Word -> code, for hot paths: :meth:`code` is an interpreted call (this module is not
+        compiled) and a list search; callers keep the dict as a module constant."""
+        return {word: i for i, word in enumerate(self.words)}
+
 
 ENUMS: dict[str, Enum] = {}
 

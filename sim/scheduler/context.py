@@ -32,8 +32,8 @@ class Store(ScheduleStore, SnapshotStore, Protocol):
     """One database: the schedule table and the video tables (joins need both)."""
 
 
-TYPE_CODE: Final = {word: K.SNAPSHOT_TYPE.code(word) for word in K.SNAPSHOT_TYPE.words}
-STATUS_CODE: Final = {word: K.SCHEDULE_STATUS.code(word) for word in K.SCHEDULE_STATUS.words}
+TYPE_CODE: Final = K.SNAPSHOT_TYPE.codes()
+STATUS_CODE: Final = K.SCHEDULE_STATUS.codes()
 
 
 @dataclass

@@ -27,20 +27,20 @@ async def eta_from(
 ) -> float:
     """The rest of :func:`adjusted_eta`, once its inputs are read (also by the batched
     :meth:`~sim.ports.SnapshotStore.eta_inputs`)."""
-    kept = remembered_eta(ctx, aid, latest, lookbacks)
+    backs = tuple(lookbacks)  # the same object when it is one (the memory store's answer)
+    kept = remembered_eta(ctx, aid, latest, backs)
     if kept is not None:
         return kept
-    lookbacks = tuple(lookbacks)
-    est = adjusted_eta_hours(latest, lookbacks, ctx.switches.piecewise_factor)
+    est = adjusted_eta_hours(latest, backs, ctx.switches.piecewise_factor)
     eta = to_float4(eta_table_value(latest.views, est.max_speed))
     row = new_record(EtaRow, (aid, eta, est.max_speed, latest.views, ctx.worker_now))
     await ctx.store.upsert_eta(row)
-    ctx.eta_memo[aid] = (latest, lookbacks, est.eta_hours)
+    ctx.eta_memo[aid] = (latest, backs, est.eta_hours)
     return est.eta_hours
 
 
 def remembered_eta(
-    ctx: Ctx, aid: int, latest: Snapshot, lookbacks: Sequence[Snapshot | None]
+    ctx: Ctx, aid: int, latest: Snapshot, lookbacks: tuple[Snapshot | None, ...]
 ) -> float | None:
     """The milestone dispatcher asks for the ETA of every candidate every five minutes, and
     most answers come from the same snapshots as last time. The estimate is a pure function of
@@ -52,7 +52,7 @@ def remembered_eta(
         return None
     # The memory store hands back the same tuple while its answer holds: identity first; the
     # latest snapshot is a new tuple each time, compared field by field (two native compares).
-    if cached[1] is not lookbacks and cached[1] != tuple(lookbacks):
+    if cached[1] is not lookbacks and cached[1] != lookbacks:
         return None
     was = cached[0]
     if was.created_at_ms == latest.created_at_ms and was.views == latest.views:

@@ -29,8 +29,7 @@ _UNADJUSTED: Final = PLACEMENT.code("unadjusted")
 _TYPE: Final = {t.value: t for t in SnapshotType}
 _STATUS: Final = {s.value: s for s in Status}
 _CAUSE_MOVE: Final = WINDOW_CAUSE.code("move")
-_PLACEMENT_CODE: Final = {word: PLACEMENT.code(word) for word in PLACEMENT.words}
-"""``PLACEMENT.code`` as a dict: the enum's method is interpreted, once per window search."""
+_PLACEMENT_CODE: Final = PLACEMENT.codes()
 
 
 class Reservation(NamedTuple):

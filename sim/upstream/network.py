@@ -50,8 +50,7 @@ _BULK: Final = 1
 
 
 _NV_MAGICCONST: Final = 4 * math.exp(-0.5) / math.sqrt(2.0)
-_OUTCOME_CODE: Final = {word: PROXY_OUTCOME.code(word) for word in PROXY_OUTCOME.words}
-"""``PROXY_OUTCOME.code`` as a dict: the enum's method is interpreted, once per request."""
+_OUTCOME_CODE: Final = PROXY_OUTCOME.codes()
 
 
 def shuffle_draw(rng: random.Random, x: list[str]) -> None:
@@ -139,7 +138,6 @@ class SimulatedUpstream:
     ) -> list[VideoStats]:
         t_ms = await self._request(task, _BULK, len(aids), self.cfg.bulk)
         views, api_error = self.views, self.api_error
-        # tuple.__new__: the NamedTuple's own __new__ is interpreted (a frame per aid).
         return [
             new_record(VideoStats, (a, views(a, t_ms), t_ms))
             for a in aids

@@ -152,7 +152,8 @@ class _Lookbacks:
 class Candidates:
     """The milestone candidates (§11.1), in ascending order: asked for every five minutes (and
     once more by the dispatcher's idle check), while only a few join or leave in between.
-    Sorting thousands of boxed ints twice a pass cost more than keeping them sorted."""
+    Sorting the set on every ask was 0.9 % of a tenth-scale month's py-spy samples, and there
+    are ten times as many candidates at full scale."""
 
     def __init__(self) -> None:
         self.members: set[int] = set()
