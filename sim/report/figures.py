@@ -31,6 +31,7 @@ from sim.units import DAY_MS, HOUR_MS, MINUTE_MS, WINDOW_MS
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
+    from matplotlib.colors import Colormap, Normalize
     from matplotlib.figure import Figure
 
 F8 = npt.NDArray[np.float64]
@@ -150,13 +151,13 @@ def occupancy_heatmap(tables: dict[str, Table], ctx: PlotContext) -> Figure:
     height = 1.6 + 2 * (0.8 + 0.32 * n_days)
     fig, axes = plt.subplots(2, 1, figsize=(12, height), sharex=True, layout="constrained")
     peak = float(max(np.nanmax(grids[0][0]), np.nanmax(grids[1][0]), 1))
-    vmax = min(peak, float(ctx.cap))
-    over = f"; red: above the cap, {ctx.cap:,}" if peak > ctx.cap else f"; cap {ctx.cap:,}"
-    fig.suptitle(
-        ctx.title(f"occupancy by day and time of day (colour: 0 to {vmax:,.0f}{over})"),
-        fontweight="bold",
+    cmap, norm = occupancy_colours(float(ctx.cap), peak)
+    over = (
+        f"0 to the cap, {ctx.cap:,}; reds above it, up to {peak:,.0f}"
+        if peak > ctx.cap
+        else f"0 to {peak:,.0f}; cap {ctx.cap:,}"
     )
-    cmap = plt.get_cmap("viridis").with_extremes(bad="0.92", over="#e00000")
+    fig.suptitle(ctx.title(f"occupancy by day and time of day (colour: {over})"), fontweight="bold")
     image = None
     for ax, (grid, labels), what in zip(
         axes, grids, ("reserved rows", "scheduled snapshots executed"), strict=True
@@ -166,8 +167,7 @@ def occupancy_heatmap(tables: dict[str, Table], ctx: PlotContext) -> Figure:
             aspect="auto",
             interpolation="nearest",
             cmap=cmap,
-            vmin=0,
-            vmax=vmax,
+            norm=norm,
             extent=(0, 24, len(labels), 0),
         )
         ax.set_yticks(np.arange(len(labels)) + 0.5, labels)
@@ -176,11 +176,30 @@ def occupancy_heatmap(tables: dict[str, Table], ctx: PlotContext) -> Figure:
     axes[-1].set_xticks(np.arange(0, 25, 2))
     axes[-1].set_xlabel(f"time of day ({ctx.tz_label})")
     assert image is not None
-    bar = fig.colorbar(
-        image, ax=list(axes), fraction=0.03, pad=0.01, extend="max" if peak > ctx.cap else "neither"
-    )
+    bar = fig.colorbar(image, ax=list(axes), fraction=0.03, pad=0.01)
+    if peak > ctx.cap:  # the cap as a line, the peak as a tick: the reds' scale is short
+        bar.ax.axhline(ctx.cap, color="black", linewidth=1.5)
+        ticks = [t for t in bar.get_ticks() if 0 <= t < peak * 0.97 and t != ctx.cap]
+        bar.set_ticks(sorted([*ticks, float(ctx.cap), peak]))
     bar.set_label("rows per window")
     return fig
+
+
+def occupancy_colours(cap: float, peak: float) -> tuple[Colormap, Normalize]:
+    """The heatmap's colours: viridis from 0 to the cap and, when some window holds more, a
+    light-to-dark red ramp from the cap to the peak, each on half of the colour bar. A
+    saturated design (every window over the cap for weeks, as at full scale) would otherwise
+    be one flat red, when how far over the cap each window went is what a reader wants then."""
+    import matplotlib
+    from matplotlib.colors import ListedColormap, Normalize, TwoSlopeNorm
+
+    viridis = matplotlib.colormaps["viridis"]
+    if peak <= cap:
+        return viridis.with_extremes(bad="0.92"), Normalize(0.0, peak)
+    below = viridis(np.linspace(0.0, 1.0, 128))
+    above = matplotlib.colormaps["Reds"](np.linspace(0.3, 1.0, 128))
+    colours = ListedColormap(np.vstack([below, above]), name="occupancy")
+    return colours.with_extremes(bad="0.92"), TwoSlopeNorm(cap, 0.0, peak)
 
 
 def _dense(t: npt.NDArray[np.int64], values: F8, lo: int, hi: int, size: int) -> F8:
