@@ -350,8 +350,16 @@ def cleanup(tables: dict[str, Table], ctx: PlotContext) -> Figure:
         y = c.ints(ty)
         total += int(y.sum())
         if y.any():
-            ax.bar(x, y, width=HOUR_MS / DAY_MS, bottom=base, align="edge", color=COLOURS[ty])
-            ax.bar([], [], color=COLOURS[ty], label=f"{ty} ({int(y.sum()):,})")
+            label = f"{ty} ({int(y.sum()):,})"
+            ax.bar(
+                x,
+                y,
+                width=HOUR_MS / DAY_MS,
+                bottom=base,
+                align="edge",
+                color=COLOURS[ty],
+                label=label,
+            )
         base = base + y
     if total:
         legend(ax, loc="upper left", ncol=4)
