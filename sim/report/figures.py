@@ -152,12 +152,14 @@ def occupancy_heatmap(tables: dict[str, Table], ctx: PlotContext) -> Figure:
     fig, axes = plt.subplots(2, 1, figsize=(12, height), sharex=True, layout="constrained")
     peak = float(max(np.nanmax(grids[0][0]), np.nanmax(grids[1][0]), 1))
     cmap, norm = occupancy_colours(float(ctx.cap), peak)
-    over = (
+    scale = (
         f"0 to the cap, {ctx.cap:,}; reds above it, up to {peak:,.0f}"
         if peak > ctx.cap
         else f"0 to {peak:,.0f}; cap {ctx.cap:,}"
     )
-    fig.suptitle(ctx.title(f"occupancy by day and time of day (colour: {over})"), fontweight="bold")
+    fig.suptitle(
+        ctx.title(f"occupancy by day and time of day (colour: {scale})"), fontweight="bold"
+    )
     image = None
     for ax, (grid, labels), what in zip(
         axes, grids, ("reserved rows", "scheduled snapshots executed"), strict=True
@@ -193,13 +195,14 @@ def occupancy_colours(cap: float, peak: float) -> tuple[Colormap, Normalize]:
     import matplotlib
     from matplotlib.colors import ListedColormap, Normalize, TwoSlopeNorm
 
-    viridis = matplotlib.colormaps["viridis"]
-    if peak <= cap:
-        return viridis.with_extremes(bad="0.92"), Normalize(0.0, peak)
-    below = viridis(np.linspace(0.0, 1.0, 128))
-    above = matplotlib.colormaps["Reds"](np.linspace(0.3, 1.0, 128))
-    colours = ListedColormap(np.vstack([below, above]), name="occupancy")
-    return colours.with_extremes(bad="0.92"), TwoSlopeNorm(cap, 0.0, peak)
+    colours: Colormap = matplotlib.colormaps["viridis"]
+    norm = Normalize(0.0, peak)
+    if peak > cap:
+        below = colours(np.linspace(0.0, 1.0, 128))
+        above = matplotlib.colormaps["Reds"](np.linspace(0.3, 1.0, 128))
+        colours = ListedColormap(np.vstack([below, above]), name="occupancy")
+        norm = TwoSlopeNorm(cap, 0.0, peak)
+    return colours.with_extremes(bad="0.92"), norm
 
 
 def _dense(t: npt.NDArray[np.int64], values: F8, lo: int, hi: int, size: int) -> F8:

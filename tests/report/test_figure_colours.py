@@ -4,6 +4,7 @@ ramp from the cap to the peak) and the cleanup legend (the colours of its bars).
 from __future__ import annotations
 
 import matplotlib
+import matplotlib.pyplot as plt
 import numpy as np
 
 from sim.report.figures import occupancy_colours
@@ -56,6 +57,7 @@ def test_cleanup_legend_has_the_colours_of_the_bars() -> None:
         t.get_text(): h.get_facecolor()
         for t, h in zip(legend.get_texts(), legend.legend_handles, strict=True)
     }
+    plt.close(fig)
     assert shown == {
         "milestone (2)": to_rgba(COLOURS["milestone"]),
         "normal (3)": to_rgba(COLOURS["normal"]),
