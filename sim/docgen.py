@@ -1,4 +1,4 @@
-"""The entry point shared by the generated docs (``python -m sim.cvsa.profile_doc
+"""The entry point shared by the generated docs (``python -m sim.scenario.profile_doc
 docs/profiles.md``, ``python -m sim.scenario.reference docs/scenario.md``): a test keeps each
 file current."""
 

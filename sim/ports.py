@@ -15,13 +15,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Final, Literal, NamedTuple, Protocol
 
+from sim.cvsa.vocabulary import ScheduleStatus, ScheduleType, UpstreamErrorKind
 from sim.units import Ms
 
-ScheduleType = Literal["new", "milestone", "normal", "archive"]
-SCHEDULE_TYPES: Final[tuple[ScheduleType, ...]] = ("new", "milestone", "normal", "archive")
-
-Status = Literal["pending", "processing", "completed", "failed", "no_proxy", "bili_error"]
-ACTIVE_STATUSES: Final[tuple[Status, ...]] = ("pending", "processing")
+ACTIVE_STATUSES: Final = (ScheduleStatus.PENDING, ScheduleStatus.PROCESSING)
 """An "active" schedule is pending or processing (reference, conventions)."""
 
 DueOrder = Literal["started_at", "normal_first"]
@@ -42,8 +39,8 @@ class ScheduleRow(NamedTuple):
 
     id: int
     aid: int
-    type: str
-    status: str
+    type: ScheduleType
+    status: ScheduleStatus
     started_at_ms: Ms
     created_at_ms: Ms
 
@@ -87,7 +84,7 @@ class ScheduleStore(Protocol):
     """``snapshot_schedule`` and the queries the scheduler runs on it (reference §2.1, §5-§12)."""
 
     async def insert_schedule(
-        self, aid: int, type: str, started_at_ms: Ms, created_at_ms: Ms
+        self, aid: int, type: ScheduleType, started_at_ms: Ms, created_at_ms: Ms
     ) -> int:
         """INSERT a ``pending`` row; return its id (ids count up from 1)."""
         ...
@@ -96,11 +93,11 @@ class ScheduleStore(Protocol):
         """The row, or None if it was deleted."""
         ...
 
-    async def has_active_schedule(self, aid: int, type: str) -> bool:
+    async def has_active_schedule(self, aid: int, type: ScheduleType) -> bool:
         """Does ``aid`` have a pending or processing row of ``type``?"""
         ...
 
-    async def active_schedules(self, aid: int, type: str) -> list[ScheduleRow]:
+    async def active_schedules(self, aid: int, type: ScheduleType) -> list[ScheduleRow]:
         """The pending and processing rows of (aid, type), by id (reference §5 step 2)."""
         ...
 
@@ -114,7 +111,7 @@ class ScheduleStore(Protocol):
         *,
         from_ms: Ms | None,
         to_ms: Ms,
-        types: Sequence[str],
+        types: Sequence[ScheduleType],
         limit: int,
         order: DueOrder,
     ) -> list[ScheduleRow]:
@@ -126,7 +123,9 @@ class ScheduleStore(Protocol):
         """Does any row of ``aid`` (any type) have status ``processing``? (reference §7.2)"""
         ...
 
-    async def set_schedule_status(self, ids: Sequence[int], status: str) -> list[ScheduleRow]:
+    async def set_schedule_status(
+        self, ids: Sequence[int], status: ScheduleStatus
+    ) -> list[ScheduleRow]:
         """Set ``status`` on the rows that exist; return those rows as they were *before*
         (the caller decrements the windows of rows that left ``pending``, reference §6.4)."""
         ...
@@ -136,12 +135,15 @@ class ScheduleStore(Protocol):
         order (reference §12)."""
         ...
 
-    async def pending_counts_by_window(self, from_ms: Ms, to_ms: Ms) -> dict[Ms, int]:
-        """Count pending rows per 5-minute window (``started_at_5min_utc``) for windows in
-        ``[from_ms, to_ms)`` (reference §6.3, the window-count refresh)."""
+    async def pending_counts_by_window(
+        self, from_ms: Ms, to_ms: Ms, window_ms: Ms
+    ) -> dict[Ms, int]:
+        """Count pending rows per window of ``window_ms`` (5 minutes: ``started_at_5min_utc``)
+        for windows in ``[from_ms, to_ms)``, in window order (reference §6.3, the window-count
+        refresh)."""
         ...
 
-    async def earliest_pending_ms(self, types: Sequence[str]) -> Ms | None:
+    async def earliest_pending_ms(self, types: Sequence[ScheduleType]) -> Ms | None:
         """The smallest ``started_at`` of a pending row of one of ``types`` (idle hints)."""
         ...
 
@@ -149,16 +151,16 @@ class ScheduleStore(Protocol):
         """The smallest ``started_at`` of a pending or processing row (cleanup's idle hint)."""
         ...
 
-    async def aids_with_active_schedule(self, type: str) -> set[int]:
+    async def aids_with_active_schedule(self, type: ScheduleType) -> set[int]:
         """Every aid with a pending or processing row of ``type``."""
         ...
 
-    async def songs_without_active_schedule(self, type: str) -> list[int]:
+    async def songs_without_active_schedule(self, type: ScheduleType) -> list[int]:
         """Songs with no pending or processing row of ``type``, ascending
         (``getVideosWithoutActiveSnapshotScheduleByType``, reference §11.7, §13b)."""
         ...
 
-    async def non_songs_without_active_schedule(self, type: str) -> list[int]:
+    async def non_songs_without_active_schedule(self, type: ScheduleType) -> list[int]:
         """``bilibili_metadata`` videos that are not songs and have no active row of ``type``,
         ascending (the archive dispatcher's second group, reference §13b.3)."""
         ...
@@ -252,10 +254,11 @@ class SnapshotStore(Protocol):
         """The ``eta`` row of ``aid``."""
         ...
 
-    async def milestone_candidates(self, wide: bool) -> list[int]:
+    async def milestone_candidates(self, wide: bool, eta_below_h: float) -> list[int]:
         """``getVideosNearMilestone`` (reference §11.1), ascending: videos whose latest views are
-        near a milestone or whose ``eta`` is below 2300 h; ``wide`` adds set A (songs in
-        [60k, 100k) or above 1M). The predicate: :func:`sim.cvsa.milestones.milestone_candidate`."""
+        near a milestone or whose ``eta`` is below ``eta_below_h`` (2300 h); ``wide`` adds set A
+        (songs in [60k, 100k) or above 1M). The predicate:
+        :func:`sim.cvsa.milestones.milestone_candidate`."""
         ...
 
 
@@ -337,11 +340,10 @@ class VideoStats(NamedTuple):
 
 
 class UpstreamError(Exception):
-    """A failed upstream call. ``kind`` is one of: ``bili_code`` (the API body carried a non-zero
-    ``code``), ``no_proxy`` (every proxy rate-limited, reference §14.3), ``fetch_error``,
-    ``alicloud_error``, ``timeout``, ``http_429``, ``http_5xx``."""
+    """A failed upstream call: its :class:`~sim.cvsa.vocabulary.UpstreamErrorKind`, and the
+    bilibili code when the API answered one (``bili_code``)."""
 
-    def __init__(self, kind: str, code: int = 0, detail: str = "") -> None:
+    def __init__(self, kind: UpstreamErrorKind, code: int = 0, detail: str = "") -> None:
         self.kind = kind
         self.code = code
         super().__init__(f"{kind}{f' {code}' if code else ''}{f': {detail}' if detail else ''}")

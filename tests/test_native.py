@@ -120,7 +120,7 @@ def test_no_compiled_coroutine_awaits_inside_except_or_finally() -> None:
 
 def test_no_compiled_module_is_meant_to_run_with_python_m() -> None:
     """``python -m`` cannot run a compiled module ("No code object available"): a documented
-    command such as ``python -m sim.cvsa.profile_doc`` must name an interpreted one."""
+    command such as ``python -m sim.scenario.profile_doc`` must name an interpreted one."""
     main_blocks = [
         module
         for module in _native.COMPILED_MODULES

@@ -35,10 +35,10 @@ from typing import Any, Concatenate, ParamSpec, TypeVar, cast
 import trio
 import trio_asyncio
 
-from sim.cvsa.constants import MILESTONE_CANDIDATE_ETA_H
 from sim.cvsa.milestones import MILLION
+from sim.cvsa.vocabulary import ScheduleStatus, ScheduleType
 from sim.ports import ACTIVE_STATUSES, DueOrder, EtaInputs, EtaRow, ScheduleRow, Snapshot
-from sim.units import WINDOW_MS, Ms
+from sim.units import Ms
 
 S = TypeVar("S", bound="SqlStore")
 P = ParamSpec("P")
@@ -108,8 +108,19 @@ CREATE TABLE IF NOT EXISTS sim_owner (marker TEXT PRIMARY KEY);
 floating-point type and the id column."""
 
 _SCHEDULE_COLUMNS = "id, aid, type, status, started_at, created_at"
-_ACTIVE = "(" + ", ".join(f"'{status}'" for status in ACTIVE_STATUSES) + ")"
+_ACTIVE = "(" + ", ".join(f"'{status.value}'" for status in ACTIVE_STATUSES) + ")"
 """``('pending', 'processing')``: the statuses of an active row, as an SQL list."""
+_PENDING = f"'{ScheduleStatus.PENDING.value}'"
+_PROCESSING = f"'{ScheduleStatus.PROCESSING.value}'"
+# The type and status columns hold the words of sim.cvsa.vocabulary (reference §2.1); rows are
+# read back as its enum members. Parameters are passed as the plain words.
+_NORMAL_FIRST = (
+    f"CASE type WHEN '{ScheduleType.NORMAL.value}' THEN 0 "
+    f"WHEN '{ScheduleType.ARCHIVE.value}' THEN 1 ELSE 2 END"
+)
+"""The bulk tick's order: normal rows, then archive, then the rest (reference §8.1)."""
+_TYPE_OF: dict[str, ScheduleType] = {t.value: t for t in ScheduleType}
+_STATUS_OF: dict[str, ScheduleStatus] = {s.value: s for s in ScheduleStatus}
 
 
 def bridged(
@@ -144,11 +155,13 @@ def marks(n: int) -> str:
 
 
 def _schedule(row: Row) -> ScheduleRow:
-    return ScheduleRow(int(row[0]), int(row[1]), row[2], row[3], int(row[4]), int(row[5]))
+    return ScheduleRow(
+        int(row[0]), int(row[1]), _TYPE_OF[row[2]], _STATUS_OF[row[3]], int(row[4]), int(row[5])
+    )
 
 
-def _ceil_window(t_ms: Ms) -> Ms:
-    return -(-t_ms // WINDOW_MS) * WINDOW_MS
+def _ceil_window(t_ms: Ms, window_ms: Ms) -> Ms:
+    return -(-t_ms // window_ms) * window_ms
 
 
 class SqlStore(abc.ABC):
@@ -199,12 +212,12 @@ class SqlStore(abc.ABC):
     # -- ScheduleStore (reference §2.1, §5-§12) ----------------------------------------------
     @bridged
     async def insert_schedule(
-        self, aid: int, type: str, started_at_ms: Ms, created_at_ms: Ms
+        self, aid: int, type: ScheduleType, started_at_ms: Ms, created_at_ms: Ms
     ) -> int:
         row = await self._one(
             "INSERT INTO snapshot_schedule (aid, type, status, started_at, created_at) "
-            "VALUES (?, ?, 'pending', ?, ?) RETURNING id",
-            (aid, type, started_at_ms, created_at_ms),
+            f"VALUES (?, ?, {_PENDING}, ?, ?) RETURNING id",
+            (aid, type.value, started_at_ms, created_at_ms),
         )
         assert row is not None
         return int(row[0])
@@ -217,20 +230,20 @@ class SqlStore(abc.ABC):
         return None if row is None else _schedule(row)
 
     @bridged
-    async def has_active_schedule(self, aid: int, type: str) -> bool:
+    async def has_active_schedule(self, aid: int, type: ScheduleType) -> bool:
         row = await self._one(
             "SELECT 1 FROM snapshot_schedule "
             f"WHERE aid = ? AND type = ? AND status IN {_ACTIVE} LIMIT 1",
-            (aid, type),
+            (aid, type.value),
         )
         return row is not None
 
     @bridged
-    async def active_schedules(self, aid: int, type: str) -> list[ScheduleRow]:
+    async def active_schedules(self, aid: int, type: ScheduleType) -> list[ScheduleRow]:
         rows = await self._all(
             f"SELECT {_SCHEDULE_COLUMNS} FROM snapshot_schedule "
             f"WHERE aid = ? AND type = ? AND status IN {_ACTIVE} ORDER BY id",
-            (aid, type),
+            (aid, type.value),
         )
         return [_schedule(r) for r in rows]
 
@@ -256,20 +269,20 @@ class SqlStore(abc.ABC):
         *,
         from_ms: Ms | None,
         to_ms: Ms,
-        types: Sequence[str],
+        types: Sequence[ScheduleType],
         limit: int,
         order: DueOrder,
     ) -> list[ScheduleRow]:
         if not types or limit <= 0:
             return []
-        where = f"status = 'pending' AND started_at <= ? AND type IN ({marks(len(types))})"
-        params: list[Any] = [to_ms, *types]
+        where = f"status = {_PENDING} AND started_at <= ? AND type IN ({marks(len(types))})"
+        params: list[Any] = [to_ms, *(t.value for t in types)]
         if from_ms is not None:
             where += " AND started_at >= ?"
             params.append(from_ms)
         by = "started_at, id"
         if order == "normal_first":  # the bulk tick's ORDER BY (reference §8.1)
-            by = "CASE type WHEN 'normal' THEN 0 WHEN 'archive' THEN 1 ELSE 2 END, " + by
+            by = f"{_NORMAL_FIRST}, {by}"
         rows = await self._all(
             f"SELECT {_SCHEDULE_COLUMNS} FROM snapshot_schedule WHERE {where} "
             f"ORDER BY {by} LIMIT ?",
@@ -280,13 +293,15 @@ class SqlStore(abc.ABC):
     @bridged
     async def has_processing_schedule(self, aid: int) -> bool:
         row = await self._one(
-            "SELECT 1 FROM snapshot_schedule WHERE aid = ? AND status = 'processing' LIMIT 1",
+            f"SELECT 1 FROM snapshot_schedule WHERE aid = ? AND status = {_PROCESSING} LIMIT 1",
             (aid,),
         )
         return row is not None
 
     @bridged
-    async def set_schedule_status(self, ids: Sequence[int], status: str) -> list[ScheduleRow]:
+    async def set_schedule_status(
+        self, ids: Sequence[int], status: ScheduleStatus
+    ) -> list[ScheduleRow]:
         if not ids:
             return []
         async with self._tx():
@@ -297,7 +312,7 @@ class SqlStore(abc.ABC):
             )
             await self._run(
                 f"UPDATE snapshot_schedule SET status = ? WHERE id IN ({marks(len(ids))})",
-                (status, *ids),
+                (status.value, *ids),
             )
         by_id = {int(r[0]): _schedule(r) for r in rows}
         return [by_id[i] for i in ids if i in by_id]
@@ -312,27 +327,31 @@ class SqlStore(abc.ABC):
         return sorted((_schedule(r) for r in rows), key=lambda r: r.id)
 
     @bridged
-    async def pending_counts_by_window(self, from_ms: Ms, to_ms: Ms) -> dict[Ms, int]:
+    async def pending_counts_by_window(
+        self, from_ms: Ms, to_ms: Ms, window_ms: Ms
+    ) -> dict[Ms, int]:
         # Windows w with from <= w < to hold exactly the rows with ceil(from) <= t < ceil(to).
+        w_ms = int(window_ms)
         rows = await self._all(
-            f"SELECT started_at - started_at % {WINDOW_MS} AS w, count(*) FROM snapshot_schedule "
-            "WHERE status = 'pending' AND started_at >= ? AND started_at < ? GROUP BY w ORDER BY w",
-            (_ceil_window(from_ms), _ceil_window(to_ms)),
+            f"SELECT started_at - started_at % {w_ms} AS w, count(*) FROM snapshot_schedule "
+            f"WHERE status = {_PENDING} AND started_at >= ? AND started_at < ? "
+            "GROUP BY w ORDER BY w",
+            (_ceil_window(from_ms, w_ms), _ceil_window(to_ms, w_ms)),
         )
         return {int(w): int(n) for w, n in rows}
 
     @bridged
-    async def earliest_pending_ms(self, types: Sequence[str]) -> Ms | None:
+    async def earliest_pending_ms(self, types: Sequence[ScheduleType]) -> Ms | None:
         if not types:
             return None
         # One min() per type, so each is one probe of the (status, type, started_at) index.
         rows = await self._all(
             " UNION ALL ".join(
                 "SELECT min(started_at) FROM snapshot_schedule "
-                "WHERE status = 'pending' AND type = ?"
+                f"WHERE status = {_PENDING} AND type = ?"
                 for _ in types
             ),
-            tuple(types),
+            tuple(t.value for t in types),
         )
         present = [int(r[0]) for r in rows if r[0] is not None]
         return min(present) if present else None
@@ -345,31 +364,31 @@ class SqlStore(abc.ABC):
         return None if row is None or row[0] is None else int(row[0])
 
     @bridged
-    async def aids_with_active_schedule(self, type: str) -> set[int]:
+    async def aids_with_active_schedule(self, type: ScheduleType) -> set[int]:
         rows = await self._all(
             f"SELECT DISTINCT aid FROM snapshot_schedule WHERE type = ? AND status IN {_ACTIVE}",
-            (type,),
+            (type.value,),
         )
         return {int(r[0]) for r in rows}
 
     @bridged
-    async def songs_without_active_schedule(self, type: str) -> list[int]:
+    async def songs_without_active_schedule(self, type: ScheduleType) -> list[int]:
         # getVideosWithoutActiveSnapshotScheduleByType (reference §11.7, §13b).
         rows = await self._all(
             "SELECT s.aid FROM songs s WHERE NOT EXISTS (SELECT 1 FROM snapshot_schedule ss "
             f"WHERE ss.aid = s.aid AND ss.type = ? AND ss.status IN {_ACTIVE}) ORDER BY s.aid",
-            (type,),
+            (type.value,),
         )
         return [int(r[0]) for r in rows]
 
     @bridged
-    async def non_songs_without_active_schedule(self, type: str) -> list[int]:
+    async def non_songs_without_active_schedule(self, type: ScheduleType) -> list[int]:
         rows = await self._all(
             "SELECT b.aid FROM bilibili_metadata b "
             "WHERE NOT EXISTS (SELECT 1 FROM songs s WHERE s.aid = b.aid) "
             "AND NOT EXISTS (SELECT 1 FROM snapshot_schedule ss WHERE ss.aid = b.aid "
             f"AND ss.type = ? AND ss.status IN {_ACTIVE}) ORDER BY b.aid",
-            (type,),
+            (type.value,),
         )
         return [int(r[0]) for r in rows]
 
@@ -556,7 +575,7 @@ class SqlStore(abc.ABC):
         return EtaRow(int(row[0]), float(row[1]), float(row[2]), int(row[3]), int(row[4]))
 
     @bridged
-    async def milestone_candidates(self, wide: bool) -> list[int]:
+    async def milestone_candidates(self, wide: bool, eta_below_h: float) -> list[int]:
         # getVideosNearMilestone (reference §11.1); the predicate is
         # sim.cvsa.milestones.milestone_candidate, spelled in SQL.
         m = MILLION
@@ -564,7 +583,7 @@ class SqlStore(abc.ABC):
         near = (
             "(l.views >= 90000 AND l.views < 100000) OR "
             f"(l.views >= {next_million} - 100000 AND l.views < {next_million}) OR "
-            f"(e.eta IS NOT NULL AND e.eta < {MILESTONE_CANDIDATE_ETA_H})"
+            f"(e.eta IS NOT NULL AND e.eta < {float(eta_below_h)!r})"
         )
         if wide:
             near += (

@@ -13,14 +13,17 @@ from __future__ import annotations
 import math
 from typing import Final
 
+from sim.cvsa.params import Params
 from sim.units import DAY_MS, WEEK_MS, Ms
 
-MONDAY: Final = 1
-SATURDAY: Final = 6
 _EPOCH_WEEKDAY: Final = 4  # 1970-01-01 was a Thursday; JavaScript getDay() counts Sunday = 0
 
 
-def _next_weekday_ms(now_ms: Ms, tz_offset_ms: Ms, weekday: int, keep_time_of_day: bool) -> Ms:
+def next_weekday_ms(now_ms: Ms, tz_offset_ms: Ms, weekday: int, keep_time_of_day: bool) -> Ms:
+    """date-fns ``nextDay(now, weekday)``: the next local ``weekday`` (Sunday = 0), 1–7 days
+    ahead, strictly after the local date of ``now_ms`` (on that weekday itself: +7 days). With
+    ``keep_time_of_day`` (deployed) the clock time of ``now_ms`` is kept; otherwise (design) the
+    target is that day's local 00:00 (reference §13b.2)."""
     local_day = (now_ms + tz_offset_ms) // DAY_MS
     delta = weekday - (local_day + _EPOCH_WEEKDAY) % 7
     if delta <= 0:
@@ -30,27 +33,23 @@ def _next_weekday_ms(now_ms: Ms, tz_offset_ms: Ms, weekday: int, keep_time_of_da
     return (local_day + delta) * DAY_MS - tz_offset_ms
 
 
-def next_saturday_ms(now_ms: Ms, tz_offset_ms: Ms, keep_time_of_day: bool) -> Ms:
+def archive_target_song_ms(
+    now_ms: Ms, tz_offset_ms: Ms, keep_time_of_day: bool, params: Params
+) -> Ms:
     """The archive target of a song: the next local Saturday (reference §13b.2).
-
-    1–7 days ahead, strictly after the local date of ``now_ms`` (a Saturday gives +7 days). With
-    ``keep_time_of_day`` (deployed) the clock time of ``now_ms`` is kept; otherwise (design) the
-    target is that Saturday's local 00:00.
 
     Args:
         now_ms: the dispatcher's clock (epoch ms, UTC).
         tz_offset_ms: the crawler's fixed UTC offset (``Scenario.timezone``, UTC+8 likely).
         keep_time_of_day: switch ``archive_keeps_time_of_day``.
+        params: the weekday (``archive_song_weekday``: Saturday).
     """
-    return _next_weekday_ms(now_ms, tz_offset_ms, SATURDAY, keep_time_of_day)
+    return next_weekday_ms(now_ms, tz_offset_ms, params.archive_song_weekday, keep_time_of_day)
 
 
-def next_monday_ms(now_ms: Ms, tz_offset_ms: Ms, keep_time_of_day: bool) -> Ms:
-    """The next local Monday, strictly after today, like :func:`next_saturday_ms` (§13b.3)."""
-    return _next_weekday_ms(now_ms, tz_offset_ms, MONDAY, keep_time_of_day)
-
-
-def archive_target_nonsong_ms(now_ms: Ms, tz_offset_ms: Ms, keep_time_of_day: bool, u: float) -> Ms:
+def archive_target_nonsong_ms(
+    now_ms: Ms, tz_offset_ms: Ms, keep_time_of_day: bool, u: float, params: Params
+) -> Ms:
     """The archive target of a video that is not a song: uniform in [next Monday, +7 d) (§13b.3).
 
     The deployed code draws uniformly between ``nextMonday(now)`` and
@@ -63,13 +62,15 @@ def archive_target_nonsong_ms(now_ms: Ms, tz_offset_ms: Ms, keep_time_of_day: bo
         tz_offset_ms: the crawler's fixed UTC offset.
         keep_time_of_day: switch ``archive_keeps_time_of_day``.
         u: a uniform draw in [0, 1) from the caller's stream (``Math.random()``).
+        params: the weekday (``archive_nonsong_weekday``: Monday).
 
     Raises:
         ValueError: if ``u`` is outside [0, 1).
     """
     if not 0.0 <= u < 1.0:
         raise ValueError(f"u must be in [0, 1) (got {u!r})")
-    start = next_monday_ms(now_ms, tz_offset_ms, keep_time_of_day)
-    end = next_monday_ms(start, tz_offset_ms, keep_time_of_day)
+    weekday = params.archive_nonsong_weekday
+    start = next_weekday_ms(now_ms, tz_offset_ms, weekday, keep_time_of_day)
+    end = next_weekday_ms(start, tz_offset_ms, weekday, keep_time_of_day)
     assert end - start == WEEK_MS  # fixed offsets: no DST, so a local week is always 7 days
     return start + math.floor(u * (end - start))

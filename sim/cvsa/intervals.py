@@ -9,38 +9,15 @@ reference §19.8 depend on it.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Final
 
 from sim.cvsa import jsmath
-from sim.cvsa.constants import (
-    ETA_LOOKBACKS_MS,
-    NEW_INITIAL_OFFSETS_MS,
-    NEW_MAX_AGE_MS,
-    NEW_MIN_VPH,
-    REGULAR_EPSILON_H,
-    REGULAR_LOOKBACK_MS,
-    REGULAR_TARGET_MAX_MS,
-)
+from sim.cvsa.params import Params
 from sim.cvsa.profile import Switches
 from sim.cvsa.snapshots import Snapshot, find_closest_snapshot, find_snapshot_before
-from sim.units import HOUR_MS, MINUTE_MS, Ms
-
-LOOKBACKS_MS: Final[tuple[Ms, ...]] = ETA_LOOKBACKS_MS
-"""3 min, 20 min, 1 h, 3 h, 6 h, 72 h: the ETA speed lookbacks, in order (reference §11.4)."""
-
-NEW_OFFSETS_MS: Final[tuple[Ms, ...]] = NEW_INITIAL_OFFSETS_MS
-"""1.5, 3, 5 and 10 min: the four initial ``new`` rows (seed 000; reference §13.2)."""
-
-# (views/hour strictly above, interval) from the fastest band down; default 240 min (§9 step 5).
-NEW_INTERVAL_LADDER: Final[tuple[tuple[float, Ms], ...]] = (
-    (1000.0, 15 * MINUTE_MS),
-    (100.0, 60 * MINUTE_MS),
-    (50.0, 120 * MINUTE_MS),
-)
-NEW_INTERVAL_DEFAULT_MS: Final[Ms] = 240 * MINUTE_MS
+from sim.units import HOUR_MS, Ms
 
 
-def regular_interval_hours(older: Snapshot | None, latest: Snapshot | None) -> int:
+def regular_interval_hours(older: Snapshot | None, latest: Snapshot | None, params: Params) -> int:
     """``getRegularSnapshotInterval``: hours until the next ``normal`` snapshot (§11.6, §19.8).
 
     Seed 000's table (= 0 → 72 h, < 6/day → 36 h, 6–119 → 24 h, 120–319 → 12 h, ≥ 320 → 6 h) on
@@ -54,24 +31,23 @@ def regular_interval_hours(older: Snapshot | None, latest: Snapshot | None) -> i
         older: the last snapshot at or before ``now - 24 h`` (``find_snapshot_before``), or if
             there is none the one closest to that instant (``find_closest_snapshot``).
         latest: the latest snapshot.
+        params: the table (``regular_still_interval_h``, ``regular_interval_bands``,
+            ``regular_fastest_interval_h``) and ``regular_epsilon_h``.
     """
     if older is None or latest is None or older.created_at_ms == latest.created_at_ms:
         return 0
     delta_hours = (latest.created_at_ms - older.created_at_ms) / HOUR_MS
     delta_views = latest.views - older.views
     if delta_views == 0:
-        return 72
-    per_day = jsmath.div(delta_views, delta_hours + REGULAR_EPSILON_H) * 24
-    if per_day < 6:
-        return 36
-    if per_day < 120:
-        return 24
-    if per_day < 320:
-        return 12
-    return 6
+        return params.regular_still_interval_h
+    per_day = jsmath.div(delta_views, delta_hours + params.regular_epsilon_h) * 24
+    for below, interval_h in params.regular_interval_bands:
+        if per_day < below:
+            return interval_h
+    return params.regular_fastest_interval_h
 
 
-def regular_interval_for(snapshots: Sequence[Snapshot], now_ms: Ms) -> int:
+def regular_interval_for(snapshots: Sequence[Snapshot], now_ms: Ms, params: Params) -> int:
     """:func:`regular_interval_hours` with the deployed choice of snapshots (reference §11.6).
 
     The baseline is the last snapshot at or before ``now - 24 h``, or if there is none the one
@@ -81,16 +57,17 @@ def regular_interval_for(snapshots: Sequence[Snapshot], now_ms: Ms) -> int:
     Args:
         snapshots: one video's snapshots in ascending ``created_at`` order.
         now_ms: the caller's clock.
+        params: ``regular_lookback_ms`` and the interval table.
     """
-    at = now_ms - REGULAR_LOOKBACK_MS
+    at = now_ms - params.regular_lookback_ms
     older = find_snapshot_before(snapshots, at)
     if older is None:
         older = find_closest_snapshot(snapshots, at)
-    return regular_interval_hours(older, snapshots[-1] if snapshots else None)
+    return regular_interval_hours(older, snapshots[-1] if snapshots else None, params)
 
 
 def regular_dispatch_target_ms(
-    now_ms: Ms, last_snapshot_ms: Ms | None, interval_h: int, switches: Switches
+    now_ms: Ms, last_snapshot_ms: Ms | None, interval_h: int, switches: Switches, params: Params
 ) -> Ms:
     """The target time ``dispatchRegularSnapshots`` passes to ``scheduleSnapshot`` (§11.7).
 
@@ -103,14 +80,15 @@ def regular_dispatch_target_ms(
         last_snapshot_ms: ``latest_video_snapshot.time``, or None.
         interval_h: :func:`regular_interval_hours`.
         switches: the run's switches.
+        params: ``regular_target_max_ms``.
     """
     if not switches.regular_target_from_last_snapshot:
         return now_ms + interval_h * HOUR_MS
     last = now_ms if last_snapshot_ms is None else last_snapshot_ms
-    return min(max(last + interval_h * HOUR_MS, now_ms + 1), now_ms + REGULAR_TARGET_MAX_MS)
+    return min(max(last + interval_h * HOUR_MS, now_ms + 1), now_ms + params.regular_target_max_ms)
 
 
-def new_continuation_ms(age_ms: Ms, views: int, switches: Switches) -> Ms | None:
+def new_continuation_ms(age_ms: Ms, views: int, switches: Switches, params: Params) -> Ms | None:
     """After a ``new`` snapshot: the delay to the next ``new`` row, or None to stop (§9 step 5).
 
     Seed 000: "发布时间 < 48小时且速度 > 10/小时 → 继续调度下一次 new". Both profiles measure speed
@@ -126,16 +104,18 @@ def new_continuation_ms(age_ms: Ms, views: int, switches: Switches) -> Ms | None
         age_ms: snapshot time minus ``songs.published_at``.
         views: the snapshot's views.
         switches: the run's switches.
+        params: the bounds (``new_max_age_ms``, ``new_min_vph``) and the interval ladder.
     """
     age_h = age_ms / HOUR_MS
     vph = jsmath.div(views, age_h)  # age 0 gives inf (or NaN for 0 views), as in JavaScript
     floor_applies = age_ms > switches.new_speed_floor_after_ms
+    max_age, min_vph = params.new_max_age_ms, params.new_min_vph
     if switches.new_stop_at_bounds:  # seed 000: continue only if < 48 h and > 10 views/h
-        if age_ms >= NEW_MAX_AGE_MS or (floor_applies and not vph > NEW_MIN_VPH):
+        if age_ms >= max_age or (floor_applies and not vph > min_vph):
             return None
-    elif age_ms > NEW_MAX_AGE_MS or (floor_applies and vph < NEW_MIN_VPH):
+    elif age_ms > max_age or (floor_applies and vph < min_vph):
         return None  # reference §9 step 5: "age > 48 h", "age > 2 h and vph < 10"
-    for above, interval in NEW_INTERVAL_LADDER:
+    for above, interval in params.new_interval_ladder:
         if vph > above:
             return interval
-    return NEW_INTERVAL_DEFAULT_MS
+    return params.new_interval_default_ms

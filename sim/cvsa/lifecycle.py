@@ -1,9 +1,11 @@
-"""Schedule types and statuses, and the status state machine as data (style-anchors R1).
+"""The status state machine of a schedule row, as data (style-anchors R1).
 
 Rules of this module, h11 style: every status change a ``snapshot_schedule`` row can make is a
 row of a transition table; :func:`advance` is the only way to compute a new status, and it
 raises :class:`IllegalTransition` for anything not in the table — a bug in the caller, not in
-the user's input. ``deleted`` stands for the hard delete by cleanup (the row is gone).
+the user's input. ``deleted`` stands for the hard delete by cleanup (the row is gone). The jobs
+call :func:`advance` for every row they change and :func:`window_delta` for its window count
+(:mod:`sim.scheduler.schedule_snapshot`, :mod:`sim.scheduler.cleanup`).
 
 Two tables:
 
@@ -16,8 +18,7 @@ Two tables:
   batch enqueued twice, an archive row in a bulk job and the single path, overlapping ticks;
   §7.3, §8.3) and unrelated rows set processing by the aids-as-ids bug (:attr:`Act.STRAY`).
 
-The two word tables, ``snapshot_type`` and ``schedule_status``, are declared with the event kinds
-(:mod:`sim.events.cvsa_kinds`), so their codes are written into every event-log header.
+The words themselves (types, statuses) are :mod:`sim.cvsa.vocabulary`.
 """
 
 from __future__ import annotations
@@ -27,37 +28,18 @@ from enum import StrEnum
 from typing import Final
 
 from sim.cvsa.profile import Switches
-from sim.events.cvsa_kinds import SCHEDULE_STATUS, SNAPSHOT_TYPE
+from sim.cvsa.vocabulary import ScheduleStatus
 
-
-class SnapshotType(StrEnum):
-    """``snapshot_schedule.type`` (seed 000 "调度类型概览"; reference §2.1)."""
-
-    NEW = "new"
-    MILESTONE = "milestone"
-    NORMAL = "normal"
-    ARCHIVE = "archive"
-
-
-class Status(StrEnum):
-    """``snapshot_schedule.status``, plus ``deleted`` for a row removed by cleanup (§2.1, §12)."""
-
-    PENDING = "pending"
-    PROCESSING = "processing"
-    COMPLETED = "completed"
-    FAILED = "failed"
-    NO_PROXY = "no_proxy"
-    BILI_ERROR = "bili_error"
-    DELETED = "deleted"
-
-
-# SNAPSHOT_TYPE and SCHEDULE_STATUS, the event-log code tables (code = position), live with the
-# event kinds and list the words in the order above (tests/cvsa/test_lifecycle.py pins it).
-__all__ = ["SCHEDULE_STATUS", "SNAPSHOT_TYPE"]  # re-exported
-
-ACTIVE: Final = frozenset({Status.PENDING, Status.PROCESSING})
+ACTIVE: Final = frozenset({ScheduleStatus.PENDING, ScheduleStatus.PROCESSING})
 """"Active" rows: the duplicate check and cleanup look at these (reference conventions, §12)."""
-TERMINAL: Final = frozenset({Status.COMPLETED, Status.FAILED, Status.NO_PROXY, Status.BILI_ERROR})
+TERMINAL: Final = frozenset(
+    {
+        ScheduleStatus.COMPLETED,
+        ScheduleStatus.FAILED,
+        ScheduleStatus.NO_PROXY,
+        ScheduleStatus.BILI_ERROR,
+    }
+)
 
 
 class Act(StrEnum):
@@ -72,38 +54,57 @@ class Act(StrEnum):
     STRAY = "stray"  # set processing because its id equals an aid of a bulk batch (§8.3)
 
 
-_RESULT: Final[Mapping[Act, Status]] = {
-    Act.DISPATCH: Status.PROCESSING,
-    Act.SUCCEED: Status.COMPLETED,
-    Act.FAIL: Status.FAILED,
-    Act.NO_PROXY: Status.NO_PROXY,
-    Act.BILI_ERROR: Status.BILI_ERROR,
-    Act.CLEANUP: Status.DELETED,
-    Act.STRAY: Status.PROCESSING,
+_RESULT: Final[Mapping[Act, ScheduleStatus]] = {
+    Act.DISPATCH: ScheduleStatus.PROCESSING,
+    Act.SUCCEED: ScheduleStatus.COMPLETED,
+    Act.FAIL: ScheduleStatus.FAILED,
+    Act.NO_PROXY: ScheduleStatus.NO_PROXY,
+    Act.BILI_ERROR: ScheduleStatus.BILI_ERROR,
+    Act.CLEANUP: ScheduleStatus.DELETED,
+    Act.STRAY: ScheduleStatus.PROCESSING,
 }
 _FINISH: Final = (Act.SUCCEED, Act.FAIL, Act.NO_PROXY, Act.BILI_ERROR)
+_FINISH_ACT: Final[Mapping[ScheduleStatus, Act]] = {_RESULT[a]: a for a in _FINISH}
 
-TRANSITIONS: Final[Mapping[tuple[Status, Act], Status]] = {
-    (Status.PENDING, Act.DISPATCH): Status.PROCESSING,
-    **{(Status.PROCESSING, a): _RESULT[a] for a in _FINISH},
-    (Status.PENDING, Act.CLEANUP): Status.DELETED,
-    (Status.PROCESSING, Act.CLEANUP): Status.DELETED,
+
+def status_after(act: Act) -> ScheduleStatus:
+    """The status ``act`` writes (an unguarded ``UPDATE ... SET status``, reference §6.4)."""
+    return _RESULT[act]
+
+
+def finish_act(status: ScheduleStatus) -> Act:
+    """The act by which a worker writes a final ``status`` (completed, failed, no_proxy,
+    bili_error; reference §9, §10)."""
+    return _FINISH_ACT[status]
+
+
+TRANSITIONS: Final[Mapping[tuple[ScheduleStatus, Act], ScheduleStatus]] = {
+    (ScheduleStatus.PENDING, Act.DISPATCH): ScheduleStatus.PROCESSING,
+    **{(ScheduleStatus.PROCESSING, a): _RESULT[a] for a in _FINISH},
+    (ScheduleStatus.PENDING, Act.CLEANUP): ScheduleStatus.DELETED,
+    (ScheduleStatus.PROCESSING, Act.CLEANUP): ScheduleStatus.DELETED,
+    # A milestone row completed, then failed: the re-ETA after its snapshot finds no earlier
+    # snapshot and throws (§9 step 7; the note is silent there, so design runs the deployed code).
+    (ScheduleStatus.COMPLETED, Act.FAIL): ScheduleStatus.FAILED,
 }
-"""The design lifecycle (seed 000 "调度状态流转"; reference §3)."""
+"""The design lifecycle (seed 000 "调度状态流转"; reference §3), and the one edge the worker's
+step 7 adds where the note is silent."""
 
-CVSA_2026_TRANSITIONS: Final[Mapping[tuple[Status, Act], Status]] = {
+CVSA_2026_TRANSITIONS: Final[Mapping[tuple[ScheduleStatus, Act], ScheduleStatus]] = {
     **TRANSITIONS,
     # Bulk rows stay pending (aids passed as ids) until the worker finishes them (§3, §8.3).
-    **{(Status.PENDING, a): _RESULT[a] for a in (Act.SUCCEED, Act.FAIL, Act.NO_PROXY)},
+    **{(ScheduleStatus.PENDING, a): _RESULT[a] for a in (Act.SUCCEED, Act.FAIL, Act.NO_PROXY)},
     # snapshotVideo sets processing again (§9 step 3); overlapping ticks can dispatch a row
     # another tick already took, even after its job finished (§7.3).
-    **{(s, Act.DISPATCH): Status.PROCESSING for s in (Status.PROCESSING, *TERMINAL)},
+    **{
+        (s, Act.DISPATCH): ScheduleStatus.PROCESSING for s in (ScheduleStatus.PROCESSING, *TERMINAL)
+    },
     # Rows finished twice: completed again after the milestone re-ETA (§9 step 7), failed again
     # after ALICLOUD_PROXY_ERR (§9), and any finish over any finish when a batch is enqueued
     # again or an archive row is in both paths (§8.3).
     **{(s, a): _RESULT[a] for s in TERMINAL for a in _FINISH},
     # The aids-as-ids bug sets whatever row has id == aid to processing (§8.3).
-    **{(s, Act.STRAY): Status.PROCESSING for s in (*ACTIVE, *TERMINAL)},
+    **{(s, Act.STRAY): ScheduleStatus.PROCESSING for s in (*ACTIVE, *TERMINAL)},
 }
 """The deployed lifecycle: any write to an existing row; only cleanup deletes (reference §6.4)."""
 
@@ -111,14 +112,15 @@ CVSA_2026_TRANSITIONS: Final[Mapping[tuple[Status, Act], Status]] = {
 class IllegalTransition(Exception):
     """A status change that the lifecycle in use does not allow."""
 
-    def __init__(self, status: Status, act: Act) -> None:
+    def __init__(self, status: ScheduleStatus, act: Act) -> None:
         self.status, self.act = status, act
         super().__init__(f"cannot {act.value} a {status.value} schedule")
 
 
-def advance(
-    status: Status, act: Act, table: Mapping[tuple[Status, Act], Status] = TRANSITIONS
-) -> Status:
+Transitions = Mapping[tuple[ScheduleStatus, Act], ScheduleStatus]
+
+
+def advance(status: ScheduleStatus, act: Act, table: Transitions = TRANSITIONS) -> ScheduleStatus:
     """The status after ``act`` (reference §3).
 
     Raises:
@@ -130,12 +132,12 @@ def advance(
         raise IllegalTransition(status, act) from None
 
 
-def transitions_for(switches: Switches) -> Mapping[tuple[Status, Act], Status]:
+def transitions_for(switches: Switches) -> Transitions:
     """The table a run checks against: the deployed one while the aids-as-ids bug is on (§8.3)."""
     return CVSA_2026_TRANSITIONS if switches.bulk_aids_as_ids_bug else TRANSITIONS
 
 
-def window_delta(status: Status, act: Act, switches: Switches) -> int:
+def window_delta(status: ScheduleStatus, act: Act, switches: Switches) -> int:
     """The change to the row's window count when ``act`` hits a row in ``status`` (§6.4, §12).
 
     A status write decrements the window of a row that **was pending** and changes status
@@ -143,7 +145,7 @@ def window_delta(status: Status, act: Act, switches: Switches) -> int:
     hit by the aids-as-ids bug. Cleanup's delete decrements only with switch
     ``cleanup_decrements`` (design; the deployed code never does, §12, §16.11).
     """
-    if status is not Status.PENDING or _RESULT[act] is Status.PENDING:
+    if status is not ScheduleStatus.PENDING or _RESULT[act] is ScheduleStatus.PENDING:
         return 0
     if act is Act.CLEANUP and not switches.cleanup_decrements:
         return 0

@@ -21,28 +21,12 @@ from collections.abc import Sequence
 from typing import Final, NamedTuple
 
 from sim.cvsa import jsmath
-from sim.cvsa.constants import (
-    ETA_DELTA,
-    ETA_LOOKBACKS_MS,
-    MILESTONE_CANDIDATE_ETA_H,
-    MILESTONE_DELAY_MAX_MS,
-    MILESTONE_DELAY_MIN_MS,
-    MILESTONE_ETA_LIMIT_H,
-)
+from sim.cvsa.params import FactorCoefficients, Params
 from sim.cvsa.snapshots import Snapshot, find_closest_snapshot
-from sim.ports import new_record
+from sim.ports import EtaRow, new_record
 from sim.units import HOUR_MS, Ms
 
 MILLION: Final = 1_000_000
-
-# getFactor's parameters (packages/crawler/mq/scheduling.ts; reference §11.4, §17).
-FACTOR_BASE: Final = 1.054  # a
-FACTOR_NUMERATOR: Final = 4.5  # b
-FACTOR_CEILING: Final = 100.0  # c
-FACTOR_OFFSET: Final = 0.601  # u: the note's "+ 0.601"
-FACTOR_KNEE: Final = 455  # g: piecewise branch point
-# The lower truncation bound (equal to b; the raw value goes negative past 10^4.5).
-FACTOR_FLOOR: Final = 4.5
 
 
 def closest_milestone(views: int, strict: bool = False) -> int:
@@ -67,7 +51,7 @@ def closest_milestone(views: int, strict: bool = False) -> int:
 
 
 @functools.lru_cache(maxsize=1 << 16)
-def milestone_factor(x: float, piecewise: bool) -> float:
+def milestone_factor(x: float, piecewise: bool, factor: FactorCoefficients) -> float:
     """The acceleration factor for ``x`` views to go, truncated to [4.5, 100] (reference §11.4).
 
     Design (seed 000): ``log(4.5 / log(x + 100), 1.054) + 0.601`` for every ``x``.
@@ -79,6 +63,7 @@ def milestone_factor(x: float, piecewise: bool) -> float:
     Args:
         x: views to go (``closest_milestone(views) - views``), never negative.
         piecewise: use the deployed two-branch formula (switch ``piecewise_factor``).
+        factor: the coefficients (``Params.milestone_factor``).
 
     Raises:
         ValueError: if ``x`` is negative (views never exceed their closest milestone).
@@ -88,11 +73,11 @@ def milestone_factor(x: float, piecewise: bool) -> float:
     """
     if x < 0:
         raise ValueError(f"views to go must be >= 0 (got {x!r})")
-    if piecewise and x > FACTOR_KNEE:
-        raw = jsmath.log(FACTOR_NUMERATOR / jsmath.log(x + 1), FACTOR_BASE)
+    if piecewise and x > factor.knee:
+        raw = jsmath.log(factor.numerator / jsmath.log(x + 1), factor.base)
     else:
-        raw = jsmath.log(FACTOR_NUMERATOR / jsmath.log(x + 100), FACTOR_BASE) + FACTOR_OFFSET
-    return jsmath.truncate(raw, FACTOR_FLOOR, FACTOR_CEILING)
+        raw = jsmath.log(factor.numerator / jsmath.log(x + 100), factor.base) + factor.offset
+    return jsmath.truncate(raw, factor.floor, factor.ceiling)
 
 
 class EtaEstimate(NamedTuple):
@@ -108,6 +93,7 @@ def adjusted_eta_hours(
     latest: Snapshot | None,
     lookback_snapshots: Sequence[Snapshot | None],
     piecewise: bool,
+    params: Params,
 ) -> EtaEstimate:
     """``getAdjustedShortTermETA`` without its queries (reference §11.4, §19.5, §19.6).
 
@@ -124,15 +110,17 @@ def adjusted_eta_hours(
 
     Args:
         latest: the video's latest snapshot, or None if it has none.
-        lookback_snapshots: for each of ``constants.ETA_LOOKBACKS_MS`` in order, the snapshot
+        lookback_snapshots: for each of ``params.eta_lookbacks_ms`` in order, the snapshot
             closest to ``now - lookback`` (:func:`sim.cvsa.snapshots.find_closest_snapshot`),
             or None where there is none.
         piecewise: switch ``piecewise_factor``.
+        params: the design's numbers (``eta_delta``, ``milestone_factor``).
     """
     if latest is None:
         return new_record(EtaEstimate, (0.0, 0.0))
     to_go = closest_milestone(latest.views) - latest.views
-    factor = milestone_factor(to_go, piecewise)
+    factor = milestone_factor(to_go, piecewise, params.milestone_factor)
+    delta = params.eta_delta
     best, best_speed = math.inf, 0.0
     for snap in lookback_snapshots:
         if snap is None:
@@ -141,8 +129,8 @@ def adjusted_eta_hours(
         if delta_views <= 0:
             continue
         delta_hours = (latest.created_at_ms - snap.created_at_ms) / HOUR_MS
-        speed = jsmath.div(delta_views, delta_hours + ETA_DELTA)
-        adjusted = jsmath.div(jsmath.div(to_go, speed + ETA_DELTA), factor)
+        speed = jsmath.div(delta_views, delta_hours + delta)
+        adjusted = jsmath.div(jsmath.div(to_go, speed + delta), factor)
         if adjusted < best:
             best, best_speed = adjusted, speed
     if math.isnan(best):  # the deployed "NaN -> Infinity" guard (§11.4 step 4)
@@ -150,28 +138,33 @@ def adjusted_eta_hours(
     return new_record(EtaEstimate, (best, best_speed))
 
 
-def lookback_snapshots(snapshots: Sequence[Snapshot], now_ms: Ms) -> list[Snapshot | None]:
+def lookback_snapshots(
+    snapshots: Sequence[Snapshot], now_ms: Ms, lookbacks_ms: Sequence[Ms]
+) -> list[Snapshot | None]:
     """For each ETA lookback, the snapshot closest to ``now - lookback`` (reference §11.4 step 3).
 
     The input of :func:`adjusted_eta_hours`, computed over one video's snapshots in ascending
-    ``created_at`` order, with the §19.7 tie-break.
+    ``created_at`` order, with the §19.7 tie-break; ``lookbacks_ms`` is
+    ``Params.eta_lookbacks_ms``.
     """
-    return [find_closest_snapshot(snapshots, now_ms - back) for back in ETA_LOOKBACKS_MS]
+    return [find_closest_snapshot(snapshots, now_ms - back) for back in lookbacks_ms]
 
 
-def milestone_passed(prev_views: int, views: int) -> bool:
-    """After a milestone snapshot: was the milestone passed? (reference §9 step 7)
+def milestone_reached(prev_views: int, views: int, strict: bool) -> bool:
+    """After a milestone snapshot: was the milestone reached? (reference §9 step 7)
 
-    True when the new views exceed ``closest_milestone(prev_views)`` (non-strict) — strictly:
-    landing exactly on the milestone is not "passed", and the re-ETA then finds 0 views to go.
-    Seed 000 says "若已达成成就 → 不再调度" without the comparison, so both profiles use the
-    deployed one. ``prev_views`` is the latest snapshot read **before** the fetch; without one the
-    deployed code throws and the row ends ``failed`` (§9 step 7).
+    The milestone is ``closest_milestone(prev_views)`` (non-strict), where ``prev_views`` is the
+    latest snapshot read **before** the fetch; without one the deployed code throws and the row
+    ends ``failed`` (§9 step 7). Design (seed 000 "若已达成成就则不再调度"): reached once the
+    views are at least the milestone. Deployed (switch ``milestone_reached_strict``): only above
+    it, so landing exactly on the milestone is not reached, and the re-ETA then aims at the next
+    milestone (``closest_milestone`` maps an exact 100,000 to 1M).
     """
-    return views > closest_milestone(prev_views)
+    milestone = closest_milestone(prev_views)
+    return views > milestone if strict else views >= milestone
 
 
-def eta_table_value(views: int, speed: float, delta: float = ETA_DELTA) -> float:
+def eta_table_value(views: int, speed: float, delta: float) -> float:
     """The ``eta`` column written by the upserts: strict views-to-go over ``speed + delta``.
 
     ``getAdjustedShortTermETA`` writes it with its max speed and delta 1e-5 (reference §11.4
@@ -183,9 +176,17 @@ def eta_table_value(views: int, speed: float, delta: float = ETA_DELTA) -> float
     Args:
         views: the latest views.
         speed: views/hour.
-        delta: the writer's epsilon (``constants.ETA_DELTA`` or ``constants.BULK_ETA_DELTA``).
+        delta: the writer's epsilon (``Params.eta_delta`` or ``Params.bulk_eta_delta``).
     """
     return jsmath.div(closest_milestone(views, strict=True) - views, speed + delta)
+
+
+def eta_row(aid: int, views: int, speed: float, delta: float, updated_ms: Ms) -> EtaRow:
+    """The ``eta`` row an upsert writes (reference §2.4, §10.3, §11.4 step 5): the ETA
+    (:func:`eta_table_value`) and the speed, both rounded to float4 as the table's ``real``
+    columns store them (§19.6), the views, and the writer's clock."""
+    eta = to_float4(eta_table_value(views, speed, delta))
+    return new_record(EtaRow, (aid, eta, to_float4(speed), views, updated_ms))
 
 
 def bulk_eta_speed(prev: Snapshot, views: int, now_ms: int, delta: float) -> float:
@@ -212,7 +213,7 @@ def to_float4(x: float) -> float:
         return math.copysign(math.inf, x)
 
 
-def milestone_delay_ms(eta_h: float, clamp: bool) -> int | None:
+def milestone_delay_ms(eta_h: float, clamp: bool, params: Params) -> int | None:
     """How long until the next milestone snapshot, or None when none is scheduled (§11.5, §9).
 
     "ETA < 144小时 → 调度快照; 调度时间 = now + ETA（限制在2秒~1.2小时之间）" (seed 000). An ETA
@@ -224,16 +225,19 @@ def milestone_delay_ms(eta_h: float, clamp: bool) -> int | None:
     Args:
         eta_h: adjusted ETA in hours (never negative: views-to-go and speeds are >= 0).
         clamp: apply the [2 s, 1.2 h] clamp.
+        params: the limit (``milestone_eta_limit_h``) and the clamp's bounds.
     """
-    if math.isnan(eta_h) or eta_h > MILESTONE_ETA_LIMIT_H:
+    if math.isnan(eta_h) or eta_h > params.milestone_eta_limit_h:
         return None
     delay = eta_h * HOUR_MS
     if clamp:
-        delay = jsmath.truncate(delay, MILESTONE_DELAY_MIN_MS, MILESTONE_DELAY_MAX_MS)
+        delay = jsmath.truncate(delay, params.milestone_delay_min_ms, params.milestone_delay_max_ms)
     return math.floor(delay)
 
 
-def milestone_candidate(views: int, is_song: bool, eta_h: float | None, wide: bool) -> bool:
+def milestone_candidate(
+    views: int, is_song: bool, eta_h: float | None, wide: bool, eta_below_h: float
+) -> bool:
     """Is the video returned by ``getVideosNearMilestone``? (reference §11.1)
 
     * **A** (songs, only when ``wide``): views in [60k, 100k) or [900k, 1M) or above 1M.
@@ -249,10 +253,11 @@ def milestone_candidate(views: int, is_song: bool, eta_h: float | None, wide: bo
         is_song: the aid is in ``songs``.
         eta_h: the ``eta`` table value, or None when the video has no eta row.
         wide: add set A.
+        eta_below_h: set C's threshold (``Params.milestone_candidate_eta_h``).
     """
     if wide and is_song and (60_000 <= views < 100_000 or views > MILLION):
         return True  # set A; its [900k, 1M) band is also in B
     next_million = -(-views // MILLION) * MILLION
     if 90_000 <= views < 100_000 or next_million - 100_000 <= views < next_million:
         return True  # set B; [900k, 1M) is the M = 1M case of the last band
-    return eta_h is not None and eta_h < MILESTONE_CANDIDATE_ETA_H  # set C
+    return eta_h is not None and eta_h < eta_below_h  # set C

@@ -8,10 +8,11 @@ name. Two profiles are named (style-anchors R8: "faithful" versus "fixed" is a s
 * ``cvsa-2026`` (:data:`CVSA_2026`): the deployed code at 421da02, bugs included (reference §16,
   §19).
 
-A scenario picks a profile and may override single switches in its ``[switches]`` table
-(:class:`~sim.scenario.switches.SwitchOverrides`); :func:`resolve` combines the two.
-``docs/profiles.md`` is generated from it by :mod:`sim.cvsa.profile_doc`
-(``python -m sim.cvsa.profile_doc docs/profiles.md``).
+A scenario picks a profile and may override single switches in its ``[switches]`` table (the
+scenario layer validates the values); :func:`resolve` combines the two. The design's numbers,
+which both profiles share, are :class:`~sim.cvsa.params.Params` (:func:`params_of`).
+``docs/profiles.md`` is generated from both by :mod:`sim.scenario.profile_doc`
+(``python -m sim.scenario.profile_doc docs/profiles.md``).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
-from sim.scenario.switches import NONE_WORDS, SwitchOverrides
+from sim.cvsa.params import DEFAULT_PARAMS, Params
 
 RetryPolicy = Literal["backoff", "cvsa"]
 
@@ -191,6 +192,14 @@ class Switches:
             "note: 已有同类型待处理调度",
         )
     )
+    milestone_reached_strict: bool = field(
+        metadata=_meta(
+            "after a milestone snapshot, the milestone counts as reached only above it (exactly "
+            "100,000 views is not reached; the re-ETA aims at 1M)",
+            "seed 000; reference §9 step 7",
+            "note: 若已达成成就则不再调度 (reached at the milestone)",
+        )
+    )
     # --- regular rows (§10, §11) ---
     regular_target_from_last_snapshot: bool = field(
         metadata=_meta(
@@ -287,6 +296,7 @@ DESIGN: Final = Switches(
     wide_milestone_candidates=False,  # seed 000: near a milestone or ETA < 2300 h
     milestone_reeta_clamped=True,  # seed 000: re-ETA "重新计算ETA并调度下一次", same clamp
     milestone_move_processing=False,  # seed 000: "已有同类型待处理调度"
+    milestone_reached_strict=False,  # seed 000: 若已达成成就则不再调度
     regular_target_from_last_snapshot=False,
     bulk_reschedules_normal=False,  # seed 000: normal rows come from dispatchRegularSnapshots
     dispatch_time_caps=False,
@@ -320,6 +330,7 @@ CVSA_2026: Final = Switches(
     wide_milestone_candidates=True,
     milestone_reeta_clamped=False,
     milestone_move_processing=True,
+    milestone_reached_strict=True,
     regular_target_from_last_snapshot=True,
     bulk_reschedules_normal=True,
     dispatch_time_caps=True,
@@ -337,8 +348,23 @@ PROFILES: Final[Mapping[str, Switches]] = {"design": DESIGN, "cvsa-2026": CVSA_2
 SWITCH_NAMES: Final = tuple(f.name for f in dataclasses.fields(Switches))
 
 
+PROFILE_PARAMS: Final[Mapping[str, Params]] = {
+    "design": DEFAULT_PARAMS,
+    "cvsa-2026": DEFAULT_PARAMS,
+}
+"""Each profile's numbers: the same in both (the design note states them, or is silent and the
+deployed code decides, reference §17)."""
+
+
 class UnknownSwitch(ValueError):
     """An override names no switch, or a profile name is unknown (the user's input)."""
+
+
+def _known_profile(profile_name: str) -> None:
+    if profile_name not in PROFILES:
+        raise UnknownSwitch(
+            f"unknown profile {profile_name!r} (known profiles: {', '.join(PROFILES)})"
+        )
 
 
 def resolve(profile_name: str, overrides: Mapping[str, object]) -> Switches:
@@ -346,25 +372,27 @@ def resolve(profile_name: str, overrides: Mapping[str, object]) -> Switches:
 
     Args:
         profile_name: ``"design"`` or ``"cvsa-2026"``.
-        overrides: switch name to value, as a scenario's ``[switches]`` table gives them
-            (``SwitchOverrides.as_overrides()``): durations as ms or strings such as ``"2h"``,
-            and ``"unbounded"``/``"never"`` for a None value.
+        overrides: switch name to value, already checked by the scenario layer
+            (``SwitchOverrides.values()``): durations in ms, None for "unbounded"/"never".
 
     Raises:
         UnknownSwitch: for an unknown profile or switch name; the message lists the known ones.
-        pydantic.ValidationError: for a value of the wrong type or range.
     """
-    if profile_name not in PROFILES:
-        raise UnknownSwitch(
-            f"unknown profile {profile_name!r} (known profiles: {', '.join(PROFILES)})"
-        )
+    _known_profile(profile_name)
     unknown = sorted(set(overrides) - set(SWITCH_NAMES))
     if unknown:
         raise UnknownSwitch(
             f"unknown switch(es) {', '.join(unknown)} (known switches: {', '.join(SWITCH_NAMES)})"
         )
-    checked = SwitchOverrides.model_validate(dict(overrides)).as_overrides()
-    changes: dict[str, Any] = {
-        k: (None if NONE_WORDS.get(k) == v else v) for k, v in checked.items()
-    }
+    changes: dict[str, Any] = dict(overrides)
     return dataclasses.replace(PROFILES[profile_name], **changes)
+
+
+def params_of(profile_name: str) -> Params:
+    """The design's numbers under ``profile_name`` (:class:`~sim.cvsa.params.Params`).
+
+    Raises:
+        UnknownSwitch: for an unknown profile name.
+    """
+    _known_profile(profile_name)
+    return PROFILE_PARAMS[profile_name]

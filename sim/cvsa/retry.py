@@ -5,11 +5,13 @@ Switch ``retry_policy`` picks one:
 * ``"backoff"`` (seed 004, "推荐：指数退避 + 抖动"): a failed fetch is retried inside the same job
   after :func:`backoff_delay_ms`, up to ``max_retries`` times, and only for errors
   :func:`is_retryable` accepts. A snapshot read is a "查询类（只读）" call: 3 retries from 1 s
-  (seed 004 "各场景推荐配置"). After the last attempt the row gets the status of
-  :data:`CVSA_OUTCOMES` for that failure and nothing is rescheduled: the dispatchers re-add the
-  video (seed 000).
+  (seed 004 "各场景推荐配置"). After the last attempt the row gets the status of the outcome
+  table for that failure and nothing is rescheduled: the dispatchers re-add the video (seed 000).
+
+Which class and which deployed outcome a failure has is decided here too, from its
+:class:`~sim.cvsa.vocabulary.UpstreamErrorKind` (:func:`error_class`, :func:`deployed_outcome`).
 * ``"cvsa"``: no in-job retries (every processor catches its own errors, reference §1.2); the
-  outcome table :data:`CVSA_OUTCOMES` says which status is written and which row is scheduled
+  outcome table (:func:`cvsa_outcomes`) says which status is written and which row is scheduled
   again, and when (reference §9 error handling, §10.2-§10.4, §17 "Single/Bulk outcomes").
 
 Random parts take a uniform draw ``u`` in [0, 1) from the caller's stream.
@@ -23,14 +25,9 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Final, Literal
 
-from sim.cvsa.constants import (
-    BULK_BILI_RETRY_MS,
-    BULK_NO_PROXY_RETRY_MAX_MS,
-    SINGLE_RETRY_MILESTONE_MS,
-    SINGLE_RETRY_OTHER_MS,
-)
-from sim.cvsa.lifecycle import SnapshotType, Status
+from sim.cvsa.params import Params
 from sim.cvsa.profile import Switches
+from sim.cvsa.vocabulary import ScheduleStatus, ScheduleType, UpstreamErrorKind
 from sim.units import Ms
 
 
@@ -127,13 +124,35 @@ class Outcome(StrEnum):
     OTHER = "other"  # FETCH_ERROR, database errors, the TypeError of §9 step 7
 
 
-CVSA_ERROR_KINDS: Final[Mapping[Outcome, ErrorKind]] = {
-    Outcome.BILI_CODE: ErrorKind.BUSINESS,
-    Outcome.NO_PROXY: ErrorKind.RATE_LIMITED,  # "no proxy" means "rate-limited everywhere"
-    Outcome.ALICLOUD_PROXY_ERR: ErrorKind.HTTP_5XX,  # a failing proxy, not a bad request
-    Outcome.OTHER: ErrorKind.NETWORK,  # mostly FETCH_ERROR (fetch failure or abort timeout)
+_DEPLOYED_OUTCOME: Final[Mapping[UpstreamErrorKind, Outcome]] = {
+    UpstreamErrorKind.BILI_CODE: Outcome.BILI_CODE,
+    UpstreamErrorKind.NO_PROXY: Outcome.NO_PROXY,
+    UpstreamErrorKind.ALICLOUD_ERROR: Outcome.ALICLOUD_PROXY_ERR,
 }
-"""How seed 004 classifies each deployed failure (used with ``retry_policy = "backoff"``)."""
+
+ERROR_CLASS: Final[Mapping[UpstreamErrorKind, ErrorKind]] = {
+    UpstreamErrorKind.BILI_CODE: ErrorKind.BUSINESS,
+    UpstreamErrorKind.NO_PROXY: ErrorKind.RATE_LIMITED,  # "no proxy": rate-limited everywhere
+    UpstreamErrorKind.ALICLOUD_ERROR: ErrorKind.HTTP_5XX,  # a failing proxy, not a bad request
+    UpstreamErrorKind.FETCH_ERROR: ErrorKind.NETWORK,  # fetch failure or abort timeout
+    UpstreamErrorKind.TIMEOUT: ErrorKind.TIMEOUT,
+    UpstreamErrorKind.HTTP_429: ErrorKind.RATE_LIMITED,
+    UpstreamErrorKind.HTTP_5XX: ErrorKind.HTTP_5XX,
+}
+"""How seed 004 classifies each upstream failure (``retry_policy = "backoff"``)."""
+
+
+def deployed_outcome(kind: UpstreamErrorKind) -> Outcome:
+    """The deployed error class of an upstream failure: bilibili code, no proxy and the Ali FC
+    error have their own handling; FETCH_ERROR and everything else is OTHER (reference §9,
+    §10, §14)."""
+    return _DEPLOYED_OUTCOME.get(kind, Outcome.OTHER)
+
+
+def error_class(kind: UpstreamErrorKind) -> ErrorKind:
+    """Seed 004's class of an upstream failure (:data:`ERROR_CLASS`)."""
+    return ERROR_CLASS[kind]
+
 
 Reschedule = Literal["same", "normal", "rule"]
 
@@ -142,7 +161,7 @@ Reschedule = Literal["same", "normal", "rule"]
 class CvsaOutcome:
     """One row of the deployed outcome table (reference §17 "Single/Bulk outcomes")."""
 
-    status: Status
+    status: ScheduleStatus
     """Status written to the row (bulk: to every schedule id of the batch)."""
     reschedule: Reschedule | None
     """None: nothing; ``same``: the row's type again; ``normal``: a normal row for every fetched
@@ -159,67 +178,72 @@ class CvsaOutcome:
     cite: str
 
 
-CVSA_OUTCOMES: Final[Mapping[tuple[Path, Outcome], CvsaOutcome]] = {
-    (Path.SINGLE, Outcome.SUCCESS): CvsaOutcome(
-        status=Status.COMPLETED, reschedule="rule", cite="reference §9 steps 4-7"
-    ),
-    (Path.SINGLE, Outcome.BILI_CODE): CvsaOutcome(
-        status=Status.BILI_ERROR, reschedule=None, cite="reference §9 step 4, §16.12"
-    ),
-    (Path.SINGLE, Outcome.NO_PROXY): CvsaOutcome(
-        status=Status.NO_PROXY,
-        reschedule="same",
-        delay_ms=SINGLE_RETRY_OTHER_MS,
-        milestone_delay_ms=SINGLE_RETRY_MILESTONE_MS,
-        cite="reference §9 error handling, §16.13",
-    ),
-    (Path.SINGLE, Outcome.ALICLOUD_PROXY_ERR): CvsaOutcome(
-        status=Status.FAILED,
-        reschedule="same",
-        delay_ms=SINGLE_RETRY_OTHER_MS,
-        milestone_delay_ms=SINGLE_RETRY_MILESTONE_MS,
-        cite="reference §9 error handling, §16.13",
-    ),
-    (Path.SINGLE, Outcome.OTHER): CvsaOutcome(
-        status=Status.FAILED, reschedule=None, cite="reference §9 error handling"
-    ),
-    (Path.BULK, Outcome.SUCCESS): CvsaOutcome(
-        status=Status.COMPLETED, reschedule="rule", cite="reference §10.3"
-    ),
-    (Path.BULK, Outcome.BILI_CODE): CvsaOutcome(
-        status=Status.FAILED,
-        reschedule="normal",
-        delay_ms=BULK_BILI_RETRY_MS,
-        cite="reference §10.2, §16.13",
-    ),
-    (Path.BULK, Outcome.NO_PROXY): CvsaOutcome(
-        status=Status.NO_PROXY,
-        reschedule="normal",
-        random_delay_ms=BULK_NO_PROXY_RETRY_MAX_MS,
-        cite="reference §10.4, §16.13",
-    ),
-    (Path.BULK, Outcome.ALICLOUD_PROXY_ERR): CvsaOutcome(
-        status=Status.FAILED, reschedule=None, cite="reference §10.4"
-    ),
-    (Path.BULK, Outcome.OTHER): CvsaOutcome(
-        status=Status.FAILED, reschedule=None, cite="reference §10.4"
-    ),
-}
-"""The deployed outcome of every (path, outcome) pair; force is False and adjust True in all."""
+OutcomeTable = Mapping[tuple[Path, Outcome], CvsaOutcome]
+
+
+def cvsa_outcomes(params: Params) -> OutcomeTable:
+    """The deployed outcome of every (path, outcome) pair, with the run's retry delays; force is
+    False and adjust True in all. Built once per run (the scheduler keeps it)."""
+    return {
+        (Path.SINGLE, Outcome.SUCCESS): CvsaOutcome(
+            status=ScheduleStatus.COMPLETED, reschedule="rule", cite="reference §9 steps 4-7"
+        ),
+        (Path.SINGLE, Outcome.BILI_CODE): CvsaOutcome(
+            status=ScheduleStatus.BILI_ERROR, reschedule=None, cite="reference §9 step 4, §16.12"
+        ),
+        (Path.SINGLE, Outcome.NO_PROXY): CvsaOutcome(
+            status=ScheduleStatus.NO_PROXY,
+            reschedule="same",
+            delay_ms=params.single_retry_other_ms,
+            milestone_delay_ms=params.single_retry_milestone_ms,
+            cite="reference §9 error handling, §16.13",
+        ),
+        (Path.SINGLE, Outcome.ALICLOUD_PROXY_ERR): CvsaOutcome(
+            status=ScheduleStatus.FAILED,
+            reschedule="same",
+            delay_ms=params.single_retry_other_ms,
+            milestone_delay_ms=params.single_retry_milestone_ms,
+            cite="reference §9 error handling, §16.13",
+        ),
+        (Path.SINGLE, Outcome.OTHER): CvsaOutcome(
+            status=ScheduleStatus.FAILED, reschedule=None, cite="reference §9 error handling"
+        ),
+        (Path.BULK, Outcome.SUCCESS): CvsaOutcome(
+            status=ScheduleStatus.COMPLETED, reschedule="rule", cite="reference §10.3"
+        ),
+        (Path.BULK, Outcome.BILI_CODE): CvsaOutcome(
+            status=ScheduleStatus.FAILED,
+            reschedule="normal",
+            delay_ms=params.bulk_bili_retry_ms,
+            cite="reference §10.2, §16.13",
+        ),
+        (Path.BULK, Outcome.NO_PROXY): CvsaOutcome(
+            status=ScheduleStatus.NO_PROXY,
+            reschedule="normal",
+            random_delay_ms=params.bulk_no_proxy_retry_max_ms,
+            cite="reference §10.4, §16.13",
+        ),
+        (Path.BULK, Outcome.ALICLOUD_PROXY_ERR): CvsaOutcome(
+            status=ScheduleStatus.FAILED, reschedule=None, cite="reference §10.4"
+        ),
+        (Path.BULK, Outcome.OTHER): CvsaOutcome(
+            status=ScheduleStatus.FAILED, reschedule=None, cite="reference §10.4"
+        ),
+    }
 
 
 @dataclass(frozen=True)
 class CvsaRetry:
     """A concrete reschedule: ``scheduleSnapshot(aid, type, now + delay_ms, force, adjust)``."""
 
-    snapshot_type: SnapshotType
+    snapshot_type: ScheduleType
     delay_ms: Ms
     force: bool
     adjust: bool
 
 
 def cvsa_retry(
-    path: Path, outcome: Outcome, snapshot_type: SnapshotType, switches: Switches, u: float
+    row: CvsaOutcome, snapshot_type: ScheduleType, switches: Switches, u: float
 ) -> CvsaRetry | None:
     """The deployed retry of a failed row, or None (reference §9, §10.2, §10.4).
 
@@ -228,22 +252,20 @@ def cvsa_retry(
     ``bulk_failure_archive_to_normal`` off, a bulk archive row is re-queued as archive.
 
     Args:
-        path: which worker.
-        outcome: how the job ended.
+        row: the outcome table's row for the worker's path and how the job ended.
         snapshot_type: the failed row's type.
         switches: the run's switches.
         u: a uniform draw in [0, 1); only used for the bulk no-proxy delay.
     """
-    row = CVSA_OUTCOMES[path, outcome]
     if row.reschedule is None or row.reschedule == "rule":
         return None
     delay = row.delay_ms
-    if snapshot_type is SnapshotType.MILESTONE and row.milestone_delay_ms is not None:
+    if snapshot_type is ScheduleType.MILESTONE and row.milestone_delay_ms is not None:
         delay = row.milestone_delay_ms
     delay += math.floor(u * row.random_delay_ms)
     new_type = snapshot_type
     if row.reschedule == "normal" and (
-        snapshot_type is not SnapshotType.ARCHIVE or switches.bulk_failure_archive_to_normal
+        snapshot_type is not ScheduleType.ARCHIVE or switches.bulk_failure_archive_to_normal
     ):
-        new_type = SnapshotType.NORMAL
+        new_type = ScheduleType.NORMAL
     return CvsaRetry(new_type, delay, row.force, row.adjust)

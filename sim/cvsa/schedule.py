@@ -9,8 +9,9 @@ and carries out the returned decision:
   window counts follow the row only if it was pending, §5 step 2, §19.11).
 * :class:`Insert`: insert a pending row. With ``adjust`` run
   :func:`sim.cvsa.windows.adjust_snapshot_time` and insert at its time; otherwise apply
-  ``Insert.incr`` (the unconditional +1 of milestone and new rows, no cap check, §19.12) and insert
-  at the target. The insert is not atomic with the count (§5 step 5).
+  ``Insert.incr`` (the unconditional +1 of milestone and new rows, or of any row when the caller
+  does not adjust: no cap check, §19.12) and insert at the target. The insert is not atomic with
+  the count (§5 step 5).
 
 Which calls force: the 4 initial ``new`` rows and collectSongs' row always do; a ``new``
 continuation does when ``switches.new_successors_forced`` (deployed, §13.3); nothing else does
@@ -22,23 +23,25 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final, NamedTuple
 
-from sim.cvsa.lifecycle import SnapshotType, Status
+from sim.cvsa.params import Params
 from sim.cvsa.profile import Switches
+from sim.cvsa.vocabulary import ScheduleStatus, ScheduleType
 from sim.cvsa.windows import Incr
 from sim.ports import new_record
-from sim.units import Ms, window_start
+from sim.units import Ms
 
 
 class ActiveRow(NamedTuple):
     """An active (pending or processing) row of the same aid and type."""
 
     id: int
-    status: Status
+    status: ScheduleStatus
     started_at_ms: Ms
 
 
 class Skip(NamedTuple):
-    """Do nothing; ``reason`` is ``"active"`` or ``"not_earlier"``."""
+    """Do nothing; ``reason`` is ``"duplicate_active"`` or ``"milestone_not_earlier"`` (the
+    words of the event log's ``not_created`` table)."""
 
     reason: str
 
@@ -53,33 +56,35 @@ class Move(NamedTuple):
 
 
 class Insert(NamedTuple):
-    """Insert a pending row at ``target_ms`` (after adjustment when ``adjust``)."""
+    """Insert a pending row at ``target_ms``: after the window search when ``adjust``; else at
+    the target itself, with the unconditional window increment ``incr`` (§5 step 4). ``exact``:
+    the type keeps its exact time (milestone and new rows, §19.12), rather than the caller
+    having passed ``adjustTime = false``."""
 
     target_ms: Ms
     adjust: bool
-
-    @property
-    def incr(self) -> Incr | None:
-        """The unconditional window increment of an unadjusted insert (§5 step 4)."""
-        return None if self.adjust else Incr(window_start(self.target_ms), +1)
+    incr: Incr | None
+    exact: bool
 
 
 def _latest_first(row: ActiveRow) -> tuple[Ms, int]:
     return row.started_at_ms, row.id
 
 
-SKIP_NOT_EARLIER: Final = Skip("not_earlier")
-SKIP_ACTIVE: Final = Skip("active")
+SKIP_NOT_EARLIER: Final = Skip("milestone_not_earlier")
+SKIP_ACTIVE: Final = Skip("duplicate_active")
+_EXACT_TYPES: Final = (ScheduleType.MILESTONE, ScheduleType.NEW)
 
 
 def plan_schedule_snapshot(
-    snapshot_type: SnapshotType,
+    snapshot_type: ScheduleType,
     target_ms: Ms,
     active: Sequence[ActiveRow],
     *,
     force: bool,
     adjust_time: bool,
     switches: Switches,
+    params: Params,
 ) -> Skip | Move | Insert:
     """Decide one ``scheduleSnapshot(aid, type, target, force, adjustTime)`` call (§5).
 
@@ -100,10 +105,14 @@ def plan_schedule_snapshot(
         force: insert even if an active row of the type exists.
         adjust_time: the caller's ``adjustTime`` (true everywhere in the deployed code).
         switches: the run's switches.
+        params: the window length (``window_ms``).
     """
-    if snapshot_type is SnapshotType.MILESTONE and active:
+    window_ms = params.window_ms
+    if snapshot_type is ScheduleType.MILESTONE and active:
         movable = [
-            r for r in active if switches.milestone_move_processing or r.status is Status.PENDING
+            r
+            for r in active
+            if switches.milestone_move_processing or r.status is ScheduleStatus.PENDING
         ]
         if movable:
             # ORDER BY started_at DESC LIMIT 1; equal times are unordered in SQL: take the newer id.
@@ -111,15 +120,19 @@ def plan_schedule_snapshot(
             row = movable[0] if len(movable) == 1 else max(movable, key=_latest_first)
             if row.started_at_ms > target_ms:
                 effects: tuple[Incr, ...] = ()
-                if row.status is Status.PENDING:
+                if row.status is ScheduleStatus.PENDING:
+                    before_ms, after_ms = row.started_at_ms, target_ms
                     effects = (
-                        new_record(Incr, (window_start(row.started_at_ms), -1)),
-                        new_record(Incr, (window_start(target_ms), +1)),
+                        new_record(Incr, (before_ms - before_ms % window_ms, -1)),
+                        new_record(Incr, (after_ms - after_ms % window_ms, +1)),
                     )
                 return new_record(Move, (row.id, row.started_at_ms, target_ms, effects))
             if not force:
                 return SKIP_NOT_EARLIER
     if active and not force:
         return SKIP_ACTIVE
-    exact = snapshot_type in (SnapshotType.MILESTONE, SnapshotType.NEW)
-    return new_record(Insert, (target_ms, adjust_time and not exact))
+    exact = snapshot_type in _EXACT_TYPES
+    if adjust_time and not exact:
+        return new_record(Insert, (target_ms, True, None, False))
+    incr = new_record(Incr, (target_ms - target_ms % window_ms, +1))
+    return new_record(Insert, (target_ms, False, incr, exact))

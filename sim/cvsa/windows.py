@@ -1,35 +1,37 @@
-"""``adjustSnapshotTime``: load levelling over 5-minute windows, as a generator of effects.
+"""``adjustSnapshotTime``: load levelling over 5-minute windows, as a state machine of effects.
 
 Rules of this module (style-anchors R2):
 
-* The search is a generator that **yields** :class:`Reserve` effects ("probe these windows in
-  order with HINCRBY +1, undo each that goes over the cap, stop at the first that fits") and is
-  **sent** a :class:`Reserved` reply. It never touches a counter itself. The deployed code makes
-  one Redis round trip per HINCRBY; a backend may run the same probes as a client-side loop (the
-  faithful mode), as one Lua script, or -- in memory -- as a scan, and the outcome is identical.
-  :func:`run_against` is the reference implementation of a reply.
-* The generator returns an :class:`Adjusted` record: the due time, the window holding the
-  reservation (or None) and how many windows it probed (a full window costs two HINCRBYs, the
-  one that fits one).
+* The search (:class:`AdjustSearch`, made by :func:`adjust_snapshot_time`) never touches a
+  counter itself. It asks for :class:`Reserve` effects ("probe these windows in order with
+  HINCRBY +1, undo each that goes over the cap, stop at the first that fits") and is answered
+  with a :class:`Reserved` reply, h11-style: ``start()`` gives the first effect, ``reply()``
+  answers it and gives the next effect or the result. The deployed code makes one Redis round
+  trip per HINCRBY; a backend may run the same probes as a client-side loop (the faithful mode),
+  as one Lua script, or -- in memory -- over an index, and the outcome is identical.
+  :func:`reserve_in` is the reference implementation of a reply; the scheduler's driver is
+  :func:`sim.scheduler.schedule_snapshot.drive_adjust`, the pure one :func:`run_against`.
+* The result is an :class:`Adjusted` record: the due time, the window holding the reservation
+  (or None) and how many windows it probed (a full window costs two HINCRBYs, the one that
+  fits one).
 * Randomness comes from the ``rng`` argument: one ``rng.random()`` per jittered result, none
   otherwise.
 
-Windows are identified by their start in epoch ms (``sim.units.window_start``); the Redis field
-is its ISO form (:func:`window_key_iso`, reference §2.8).
+Windows are identified by their start in epoch ms (a multiple of ``Params.window_ms``); the Redis
+field is its ISO form (:func:`window_key_iso`, reference §2.8).
 """
 
 from __future__ import annotations
 
 import math
 import random
-from collections.abc import Generator, MutableMapping
-from typing import Literal, NamedTuple, Protocol, TypeVar
+from collections.abc import MutableMapping
+from typing import Literal, NamedTuple, Protocol
 
+from sim.cvsa.params import Params
 from sim.cvsa.profile import Switches
 from sim.ports import Reserved, new_record
-from sim.units import WINDOW_MS, Ms, format_instant_ms, parse_instant_ms, window_start
-
-_R = TypeVar("_R")
+from sim.units import WINDOW_MS, Ms, format_instant_ms, parse_instant_ms
 
 
 class Incr(NamedTuple):
@@ -71,9 +73,6 @@ class Adjusted(NamedTuple):
     (nothing reserved; the row is inserted at the target over the cap)."""
 
 
-AdjustGen = Generator[Reserve, Reserved, Adjusted]
-
-
 class CountHash(Protocol):
     """What :func:`reserve_in` needs of a hash: a dict, or the memory counter's table."""
 
@@ -94,15 +93,16 @@ def adjust_snapshot_time(
     forward_windows: int,
     backward_windows: int,
     bare_fallback: bool,
+    window_ms: Ms,
     rng: random.Random,
-) -> AdjustGen:
+) -> AdjustSearch:
     """Reserve a slot in the first window with room and pick a time in it (reference §6.2, §19).
 
     Forward search: for i = 0 … ``forward_windows`` − 1, probe window w = w0 + i·W (w0 is the
-    window of ``expected_ms``): HINCRBY +1; if the new count is <= ``cap`` (a negative count is
-    room too) keep the reservation and return w + floor(r × 300000) ms, or ``now`` if that is in
-    the past — the reservation stays on w even then, and the result may be earlier than
-    ``expected_ms`` anywhere inside w (§19.1, §19.2). Otherwise undo with HINCRBY −1.
+    window of ``expected_ms``, W = ``window_ms``): HINCRBY +1; if the new count is <= ``cap`` (a
+    negative count is room too) keep the reservation and return w + floor(r × W) ms, or ``now``
+    if that is in the past — the reservation stays on w even then, and the result may be earlier
+    than ``expected_ms`` anywhere inside w (§19.1, §19.2). Otherwise undo with HINCRBY −1.
 
     Fallback, only if every forward window was full: probe w0, w0 − W, … (``backward_windows``
     windows, offset 0 included). Deployed (``bare_fallback``): return the bare window start, no
@@ -120,45 +120,48 @@ def adjust_snapshot_time(
         forward_windows: switch ``forward_search_windows`` (4032 = 14 days).
         backward_windows: switch ``backward_search_windows`` (6: offsets 0, −1 … −5).
         bare_fallback: switch ``fallback_bare_window_start``.
+        window_ms: the window length (``Params.window_ms``, 5 min).
         rng: the jitter stream (``Math.random()``).
 
-    Yields:
-        at most two :class:`Reserve` effects (forward, then the fallback); send the
-        :class:`Reserved` reply after each.
-
     Returns:
-        :class:`Adjusted`.
+        the search: at most two :class:`Reserve` effects (forward, then the fallback), then its
+        :class:`Adjusted` result.
     """
-    return drive(
-        AdjustSearch(
-            expected_ms,
-            now_ms,
-            cap=cap,
-            forward_windows=forward_windows,
-            backward_windows=backward_windows,
-            bare_fallback=bare_fallback,
-            rng=rng,
-        )
+    return AdjustSearch(
+        expected_ms,
+        now_ms,
+        cap=cap,
+        forward_windows=forward_windows,
+        backward_windows=backward_windows,
+        bare_fallback=bare_fallback,
+        window_ms=window_ms,
+        rng=rng,
     )
 
 
-def drive(search: AdjustSearch) -> AdjustGen:
-    """A search as a generator: yields its effects, is sent the replies, returns the result."""
-    step = search.start()
-    while isinstance(step, Reserve):
-        step = search.reply((yield step))
-    return step
+def adjust_with(
+    switches: Switches, params: Params, expected_ms: Ms, now_ms: Ms, rng: random.Random
+) -> AdjustSearch:
+    """:func:`adjust_snapshot_time` with a run's window switches and window length (§6.2)."""
+    return AdjustSearch(
+        expected_ms,
+        now_ms,
+        cap=switches.window_cap,
+        forward_windows=switches.forward_search_windows,
+        backward_windows=switches.backward_search_windows,
+        bare_fallback=switches.fallback_bare_window_start,
+        window_ms=params.window_ms,
+        rng=rng,
+    )
 
 
 class AdjustSearch:
-    """:func:`adjust_snapshot_time` as a state machine, for the hot path (h11's shape: the
-    caller asks for the next effect and replies to it; nothing is raised at the end, where a
-    generator's return costs a ``StopIteration`` -- about a tenth of a window search, compiled).
+    """One ``adjustSnapshotTime`` call (:func:`adjust_snapshot_time` states the rule).
 
     ``start()`` returns the first :class:`Reserve` (or the :class:`Adjusted` result when no
     window is to be probed); ``reply(reserved)`` answers the last one and returns the next
-    effect or the result. The generator above drives exactly this, so both give the same
-    effects, draws and results.
+    effect or the result. A class rather than a generator: a generator's return raises
+    ``StopIteration``, and the scheduler makes one search per normal and archive row.
     """
 
     def __init__(
@@ -170,6 +173,7 @@ class AdjustSearch:
         forward_windows: int,
         backward_windows: int,
         bare_fallback: bool,
+        window_ms: Ms,
         rng: random.Random,
     ) -> None:
         self.expected_ms = expected_ms
@@ -178,8 +182,9 @@ class AdjustSearch:
         self.forward_windows = forward_windows
         self.backward_windows = backward_windows
         self.bare_fallback = bare_fallback
+        self.window_ms = window_ms
         self.rng = rng
-        self.w0 = window_start(expected_ms)
+        self.w0 = expected_ms - expected_ms % window_ms
         self.probes = 0
         self.phase = 0
         """0: not started; 1: waiting for the forward search's reply; 2: for the fallback's;
@@ -192,10 +197,10 @@ class AdjustSearch:
         """The effect of the first phase from ``phase`` on that has windows to probe."""
         if phase == 1 and self.forward_windows > 0:
             self.phase = 1
-            return new_record(Reserve, (self.w0, WINDOW_MS, self.forward_windows, self.cap))
+            return new_record(Reserve, (self.w0, self.window_ms, self.forward_windows, self.cap))
         if phase <= 2 and self.backward_windows > 0:
             self.phase = 2
-            return new_record(Reserve, (self.w0, -WINDOW_MS, self.backward_windows, self.cap))
+            return new_record(Reserve, (self.w0, -self.window_ms, self.backward_windows, self.cap))
         self.phase = 3
         return new_record(Adjusted, (self.expected_ms, None, self.probes, "exhausted"))
 
@@ -208,28 +213,8 @@ class AdjustSearch:
         outcome: Outcome = "forward" if forward else "fallback"
         if not forward and self.bare_fallback:
             return new_record(Adjusted, (w, w, self.probes, outcome))
-        t = w + math.floor(self.rng.random() * WINDOW_MS)
+        t = w + math.floor(self.rng.random() * self.window_ms)
         return new_record(Adjusted, (max(t, self.now_ms), w, self.probes, outcome))
-
-
-def search_with(
-    switches: Switches, expected_ms: Ms, now_ms: Ms, rng: random.Random
-) -> AdjustSearch:
-    """An :class:`AdjustSearch` with the window switches of a profile (reference §6.2)."""
-    return AdjustSearch(
-        expected_ms,
-        now_ms,
-        cap=switches.window_cap,
-        forward_windows=switches.forward_search_windows,
-        backward_windows=switches.backward_search_windows,
-        bare_fallback=switches.fallback_bare_window_start,
-        rng=rng,
-    )
-
-
-def adjust_with(switches: Switches, expected_ms: Ms, now_ms: Ms, rng: random.Random) -> AdjustGen:
-    """:func:`adjust_snapshot_time` with the window switches of a profile (reference §6.2)."""
-    return drive(search_with(switches, expected_ms, now_ms, rng))
 
 
 def reserve_in(counter: CountHash, effect: Reserve) -> Reserved:
@@ -255,15 +240,13 @@ def reserve_in(counter: CountHash, effect: Reserve) -> Reserved:
     return new_record(Reserved, (None, -1, effect.count))
 
 
-def run_against(gen: Generator[Reserve, Reserved, _R], counter: MutableMapping[Ms, int]) -> _R:
-    """Drive an adjust generator against a plain mapping (tests and reference semantics)."""
-    try:
-        effect = next(gen)
-        while True:
-            effect = gen.send(reserve_in(counter, effect))
-    except StopIteration as stop:
-        result: _R = stop.value
-        return result
+def run_against(search: AdjustSearch, counter: MutableMapping[Ms, int]) -> Adjusted:
+    """Drive a search against a plain mapping with :func:`reserve_in` (the reference replies);
+    the scheduler's driver does the same against the window-counter port."""
+    step = search.start()
+    while isinstance(step, Reserve):
+        step = search.reply(reserve_in(counter, step))
+    return step
 
 
 def window_key_iso(window_ms: Ms) -> str:

@@ -1,8 +1,8 @@
 """Event kinds of the CVSA scheduler model (codes 100-199) and the word tables they use.
 
 The word tables are declared here, with the kinds, so that every log header carries them however
-the process imported ``sim`` (``sim.cvsa.lifecycle`` re-uses ``SNAPSHOT_TYPE`` and
-``SCHEDULE_STATUS``).
+the process imported ``sim``. The tables of schedule types, statuses and upstream error kinds are
+derived from the enums of :mod:`sim.cvsa.vocabulary` (a word's code is its position there).
 
 Every state change of a schedule row, a window count or a snapshot is one record here (issue 4,
 "Observability"); the reports, plots and invariant checks are reducers over them. Words (types,
@@ -13,19 +13,11 @@ from __future__ import annotations
 
 from typing import Final, NamedTuple
 
+from sim.cvsa.vocabulary import ScheduleStatus, ScheduleType, UpstreamErrorKind
 from sim.events.schema import enum, event
 
-SNAPSHOT_TYPE: Final = enum("snapshot_type", "new", "milestone", "normal", "archive")
-SCHEDULE_STATUS: Final = enum(
-    "schedule_status",
-    "pending",
-    "processing",
-    "completed",
-    "failed",
-    "no_proxy",
-    "bili_error",
-    "deleted",
-)
+SNAPSHOT_TYPE: Final = enum("snapshot_type", *(t.value for t in ScheduleType))
+SCHEDULE_STATUS: Final = enum("schedule_status", *(s.value for s in ScheduleStatus))
 NOT_CREATED: Final = enum(
     "not_created",
     "duplicate_active",  # §5 step 3: an active row of the type exists and force is false
@@ -43,16 +35,7 @@ WINDOW_CAUSE: Final = enum(
     "move",  # §5 step 2: a pending milestone row moved to another window
     "cleanup",  # design profile: cleanup releases the windows of deleted pending rows
 )
-UPSTREAM_ERROR: Final = enum(
-    "upstream_error",
-    "bili_code",
-    "no_proxy",
-    "fetch_error",
-    "alicloud_error",
-    "timeout",
-    "http_429",
-    "http_5xx",
-)
+UPSTREAM_ERROR: Final = enum("upstream_error", *(k.value for k in UpstreamErrorKind))
 PLACEMENT: Final = enum(
     "placement",
     "exact",  # milestone/new: the target itself, +1 on its window with no cap check (§5 step 4)

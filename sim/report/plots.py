@@ -65,7 +65,7 @@ class PlotContext:
     def of(cls, scenario: Scenario, manifest: dict[str, Any]) -> PlotContext:
         from sim.cvsa.profile import resolve
 
-        switches = resolve(scenario.profile, scenario.switches.as_overrides())
+        switches = resolve(scenario.profile, scenario.switches.values())
         simulated = manifest.get("simulated_seconds", scenario.duration / SECOND_MS)
         return cls(
             name=scenario.name,

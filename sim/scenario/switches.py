@@ -78,6 +78,7 @@ class SwitchOverrides(Section):
     wide_milestone_candidates: StrictBool | None = None
     milestone_reeta_clamped: StrictBool | None = None
     milestone_move_processing: StrictBool | None = None
+    milestone_reached_strict: StrictBool | None = None
     regular_target_from_last_snapshot: StrictBool | None = None
     bulk_reschedules_normal: StrictBool | None = None
     dispatch_time_caps: StrictBool | None = None
@@ -93,3 +94,8 @@ class SwitchOverrides(Section):
     def as_overrides(self) -> dict[str, object]:
         """The switches this table sets, by name (none-words kept as written)."""
         return {k: v for k, v in self.model_dump().items() if v is not None}
+
+    def values(self) -> dict[str, object]:
+        """The switches this table sets, as :func:`sim.cvsa.profile.resolve` takes them: a
+        none-word is None (durations are already milliseconds)."""
+        return {k: None if NONE_WORDS.get(k) == v else v for k, v in self.as_overrides().items()}

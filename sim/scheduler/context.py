@@ -12,8 +12,10 @@ from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any, Final, Protocol
 
+from sim.cvsa.lifecycle import Transitions, transitions_for
+from sim.cvsa.params import DEFAULT_PARAMS, Params
 from sim.cvsa.profile import Switches
-from sim.cvsa.retry import Backoff
+from sim.cvsa.retry import Backoff, OutcomeTable, cvsa_outcomes
 from sim.engine import Engine, Job, Queue
 from sim.events import cvsa_kinds as K
 from sim.ports import (
@@ -26,6 +28,7 @@ from sim.ports import (
 )
 from sim.rng import RandomStreams
 from sim.scheduler.metering import Slowdown
+from sim.units import Ms
 
 
 class Store(ScheduleStore, SnapshotStore, Protocol):
@@ -33,7 +36,11 @@ class Store(ScheduleStore, SnapshotStore, Protocol):
 
 
 TYPE_CODE: Final = K.SNAPSHOT_TYPE.codes()
+"""Schedule type -> its event-log code (the table is derived from the vocabulary's enum)."""
 STATUS_CODE: Final = K.SCHEDULE_STATUS.codes()
+"""Schedule status -> its event-log code."""
+NEVER: Final[Ms] = 2**62
+"""An idle hint's "not before the end of any run"."""
 
 
 @dataclass
@@ -93,10 +100,13 @@ class Ctx:
     """The dispatcher locks, on the window counter's Redis."""
     upstream: UpstreamApi
     switches: Switches
+    """The run's design-vs-deployed switches (:mod:`sim.cvsa.profile`)."""
     streams: RandomStreams
     queue: Queue
     emit: Emitters
     timezone_ms: int
+    params: Params = DEFAULT_PARAMS
+    """The design's numbers (:mod:`sim.cvsa.params`), built from the profile."""
     backoff: Backoff = field(default_factory=Backoff)
     """The seed-004 retry parameters (``[scheduler.retry]``)."""
     snapshot_video: Callable[[Job], Coroutine[Any, Any, Any]] | None = None
@@ -113,11 +123,17 @@ class Ctx:
     """The non-song archive spread (§13b.3)."""
     retry_rng: random.Random = field(init=False)
     """Backoff jitter (seed 004) and the bulk no-proxy delay (§10.4)."""
+    transitions: Transitions = field(init=False)
+    """The lifecycle every status write is checked against (:func:`transitions_for`)."""
+    outcomes: OutcomeTable = field(init=False)
+    """The deployed outcome table with the run's retry delays (:func:`cvsa_outcomes`)."""
 
     def __post_init__(self) -> None:
         self.jitter = self.streams.stream("jitter")
         self.archive_rng = self.streams.stream("archive")
         self.retry_rng = self.streams.stream("retry")
+        self.transitions = transitions_for(self.switches)
+        self.outcomes = cvsa_outcomes(self.params)
 
     skew_ms: int = 0
     """How far the worker's clock is off the database's (the ``clock_skew`` fault)."""

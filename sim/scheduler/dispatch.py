@@ -6,32 +6,31 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Final
 
-from sim.cvsa.calendar import archive_target_nonsong_ms, next_saturday_ms
-from sim.cvsa.constants import (
-    ARCHIVE_DISPATCH_CAP_MS,
-    DISPATCH_LOCK_TTL_MS,
-    ETA_LOOKBACKS_MS,
-    REGULAR_DISPATCH_CAP_MS,
-)
+from sim.cvsa.calendar import archive_target_nonsong_ms, archive_target_song_ms
 from sim.cvsa.intervals import regular_dispatch_target_ms
 from sim.cvsa.milestones import milestone_delay_ms
+from sim.cvsa.vocabulary import ScheduleType
 from sim.engine import Job
 from sim.events.cvsa_kinds import LOCK_OUTCOME
 from sim.ports import DISPATCHER_LOCKS, Snapshot, new_record
-from sim.scheduler.context import Ctx
+from sim.scheduler.context import NEVER, Ctx
 from sim.scheduler.estimates import adjusted_eta, eta_from, regular_interval
-from sim.scheduler.schedule import schedule_snapshot
+from sim.scheduler.schedule_snapshot import schedule_snapshot
 from sim.units import Ms
 
-NEVER: Final[Ms] = 2**62
 REGULAR_LOCK, ARCHIVE_LOCK = DISPATCHER_LOCKS
+_MILESTONE: Final = ScheduleType.MILESTONE
+_NORMAL: Final = ScheduleType.NORMAL
+_ARCHIVE: Final = ScheduleType.ARCHIVE
 
 
 async def dispatch_milestone_snapshots(ctx: Ctx, job: Job | None = None) -> None:
     """For every video near a milestone: ETA < 144 h -> a milestone row at now + ETA clamped to
     [2 s, 1.2 h]; an existing row is only ever moved earlier (§11.5, §5 step 2)."""
-    store = ctx.store
-    aids = await store.milestone_candidates(ctx.switches.wide_milestone_candidates)
+    store, params = ctx.store, ctx.params
+    aids = await store.milestone_candidates(
+        ctx.switches.wide_milestone_candidates, params.milestone_candidate_eta_h
+    )
     if not ctx.batched_reads():
         for aid in aids:
             await _schedule_milestone(ctx, aid, await adjusted_eta(ctx, aid))
@@ -39,7 +38,7 @@ async def dispatch_milestone_snapshots(ctx: Ctx, job: Job | None = None) -> None
     # Every candidate's ETA inputs in one call (thousands of candidates a pass at full scale,
     # two port calls each otherwise). Equivalent: nothing the pass writes (eta rows, schedule
     # rows, window counts) is among the inputs, and nothing else runs meanwhile.
-    inputs = await store.eta_inputs(aids, ctx.worker_now, ETA_LOOKBACKS_MS)
+    inputs = await store.eta_inputs(aids, ctx.worker_now, params.eta_lookbacks_ms)
     latest_ms, latest_views, lookbacks = inputs
     for i in range(len(aids)):
         aid, t_ms = aids[i], latest_ms[i]
@@ -51,19 +50,16 @@ async def dispatch_milestone_snapshots(ctx: Ctx, job: Job | None = None) -> None
 
 
 async def _schedule_milestone(ctx: Ctx, aid: int, eta_h: float) -> None:
-    delay = milestone_delay_ms(eta_h, True)
+    delay = milestone_delay_ms(eta_h, True, ctx.params)
     if delay is not None:
-        await schedule_snapshot(ctx, aid, "milestone", ctx.worker_now + delay)
+        await schedule_snapshot(ctx, aid, _MILESTONE, ctx.worker_now + delay)
 
 
 async def milestone_idle_until(ctx: Ctx, now: Ms) -> Ms:
     """Idle while there is no candidate at all (each candidate's ETA is written to the eta table,
     so a run with candidates always changes state)."""
-    return (
-        now
-        if await ctx.store.milestone_candidates(ctx.switches.wide_milestone_candidates)
-        else NEVER
-    )
+    wide, eta_below_h = ctx.switches.wide_milestone_candidates, ctx.params.milestone_candidate_eta_h
+    return now if await ctx.store.milestone_candidates(wide, eta_below_h) else NEVER
 
 
 async def under_dispatcher_lock(
@@ -86,7 +82,7 @@ async def under_dispatcher_lock(
         # Two calls, as deployed: runs that check at the same instant both see the lock free,
         # and the one whose SET NX loses does nothing either.
         if not await locks.is_locked(name, ctx.now):
-            taken = await locks.acquire_lock(name, ctx.now, DISPATCH_LOCK_TTL_MS)
+            taken = await locks.acquire_lock(name, ctx.now, ctx.params.dispatch_lock_ttl_ms)
         if taken:
             await body(ctx)
         else:
@@ -114,20 +110,19 @@ async def dispatch_regular_snapshots(ctx: Ctx, job: Job | None = None) -> None:
 
 
 async def _dispatch_regular(ctx: Ctx) -> None:
-    started = ctx.now
-    for aid in await ctx.store.songs_without_active_schedule("normal"):
-        if ctx.switches.dispatch_time_caps and ctx.now - started > REGULAR_DISPATCH_CAP_MS:
+    sw, params, started = ctx.switches, ctx.params, ctx.now
+    for aid in await ctx.store.songs_without_active_schedule(_NORMAL):
+        if sw.dispatch_time_caps and ctx.now - started > params.regular_dispatch_cap_ms:
             break
         hours = await regular_interval(ctx, aid)
         latest = await ctx.store.latest_snapshot(aid)
-        target = regular_dispatch_target_ms(
-            ctx.worker_now, None if latest is None else latest.created_at_ms, hours, ctx.switches
-        )
-        await schedule_snapshot(ctx, aid, "normal", target)
+        last_ms = None if latest is None else latest.created_at_ms
+        target = regular_dispatch_target_ms(ctx.worker_now, last_ms, hours, sw, params)
+        await schedule_snapshot(ctx, aid, _NORMAL, target)
 
 
 async def regular_idle_until(ctx: Ctx, now: Ms) -> Ms:
-    return now if await ctx.store.songs_without_active_schedule("normal") else NEVER
+    return now if await ctx.store.songs_without_active_schedule(_NORMAL) else NEVER
 
 
 async def dispatch_archive_snapshots(ctx: Ctx, job: Job | None = None) -> None:
@@ -137,21 +132,23 @@ async def dispatch_archive_snapshots(ctx: Ctx, job: Job | None = None) -> None:
 
 
 async def _dispatch_archive(ctx: Ctx) -> None:
-    sw, tz, started = ctx.switches, ctx.timezone_ms, ctx.now
-    keep = sw.archive_keeps_time_of_day
-    for aid in await ctx.store.songs_without_active_schedule("archive"):
-        if sw.dispatch_time_caps and ctx.now - started > ARCHIVE_DISPATCH_CAP_MS:
+    sw, params, tz, started = ctx.switches, ctx.params, ctx.timezone_ms, ctx.now
+    keep, cap_ms = sw.archive_keeps_time_of_day, params.archive_dispatch_cap_ms
+    for aid in await ctx.store.songs_without_active_schedule(_ARCHIVE):
+        if sw.dispatch_time_caps and ctx.now - started > cap_ms:
             return
-        await schedule_snapshot(ctx, aid, "archive", next_saturday_ms(ctx.worker_now, tz, keep))
-    for aid in await ctx.store.non_songs_without_active_schedule("archive"):
-        if sw.dispatch_time_caps and ctx.now - started > ARCHIVE_DISPATCH_CAP_MS:
+        target = archive_target_song_ms(ctx.worker_now, tz, keep, params)
+        await schedule_snapshot(ctx, aid, _ARCHIVE, target)
+    for aid in await ctx.store.non_songs_without_active_schedule(_ARCHIVE):
+        if sw.dispatch_time_caps and ctx.now - started > cap_ms:
             return
-        target = archive_target_nonsong_ms(ctx.worker_now, tz, keep, ctx.archive_rng.random())
-        await schedule_snapshot(ctx, aid, "archive", target)
+        u = ctx.archive_rng.random()
+        target = archive_target_nonsong_ms(ctx.worker_now, tz, keep, u, params)
+        await schedule_snapshot(ctx, aid, _ARCHIVE, target)
 
 
 async def archive_idle_until(ctx: Ctx, now: Ms) -> Ms:
     store = ctx.store
-    if await store.songs_without_active_schedule("archive"):
+    if await store.songs_without_active_schedule(_ARCHIVE):
         return now
-    return now if await store.non_songs_without_active_schedule("archive") else NEVER
+    return now if await store.non_songs_without_active_schedule(_ARCHIVE) else NEVER

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sim.cvsa.constants import ETA_LOOKBACKS_MS, REGULAR_LOOKBACK_MS
 from sim.cvsa.intervals import regular_interval_hours
-from sim.cvsa.milestones import adjusted_eta_hours, eta_table_value, to_float4
-from sim.ports import EtaRow, Snapshot, new_record
+from sim.cvsa.milestones import adjusted_eta_hours, eta_row
+from sim.ports import Snapshot
 from sim.scheduler.context import Ctx
 
 
@@ -18,7 +17,7 @@ async def adjusted_eta(ctx: Ctx, aid: int) -> float:
     latest = await store.latest_snapshot(aid)
     if latest is None:
         return 0.0  # the deployed function returns 0 and writes nothing
-    lookbacks = await store.lookback_snapshots(aid, ctx.worker_now, ETA_LOOKBACKS_MS)
+    lookbacks = await store.lookback_snapshots(aid, ctx.worker_now, ctx.params.eta_lookbacks_ms)
     return await eta_from(ctx, aid, latest, lookbacks)
 
 
@@ -31,9 +30,9 @@ async def eta_from(
     kept = remembered_eta(ctx, aid, latest, backs)
     if kept is not None:
         return kept
-    est = adjusted_eta_hours(latest, backs, ctx.switches.piecewise_factor)
-    eta = to_float4(eta_table_value(latest.views, est.max_speed))
-    row = new_record(EtaRow, (aid, eta, est.max_speed, latest.views, ctx.worker_now))
+    params = ctx.params
+    est = adjusted_eta_hours(latest, backs, ctx.switches.piecewise_factor, params)
+    row = eta_row(aid, latest.views, est.max_speed, params.eta_delta, ctx.worker_now)
     await ctx.store.upsert_eta(row)
     ctx.eta_memo[aid] = (latest, backs, est.eta_hours)
     return est.eta_hours
@@ -63,6 +62,6 @@ def remembered_eta(
 async def regular_interval(ctx: Ctx, aid: int) -> int:
     """``getRegularSnapshotInterval(aid)`` in hours (reference §11.6)."""
     store = ctx.store
-    point = ctx.worker_now - REGULAR_LOOKBACK_MS
+    point = ctx.worker_now - ctx.params.regular_lookback_ms
     older = await store.snapshot_before(aid, point) or await store.closest_snapshot(aid, point)
-    return regular_interval_hours(older, await store.latest_snapshot(aid))
+    return regular_interval_hours(older, await store.latest_snapshot(aid), ctx.params)

@@ -8,10 +8,10 @@ from typing import Final
 
 import numpy as np
 
-from sim.cvsa.constants import NEW_INITIAL_OFFSETS_MS
+from sim.cvsa.vocabulary import ScheduleType
 from sim.ports import UpstreamError
 from sim.scheduler.context import Ctx
-from sim.scheduler.schedule import schedule_snapshot
+from sim.scheduler.schedule_snapshot import schedule_snapshot
 from sim.world import World
 
 _DISCOVER: Final = 0
@@ -83,6 +83,6 @@ async def classify_song(ctx: Ctx, aid: int, published_ms: int) -> bool:
     if not await ctx.store.add_song(aid, published_ms):
         return False
     ctx.emit.classified(ctx.now, aid, published_ms)
-    for offset in NEW_INITIAL_OFFSETS_MS:
-        await schedule_snapshot(ctx, aid, "new", ctx.worker_now + offset, force=True)
+    for offset in ctx.params.new_initial_offsets_ms:
+        await schedule_snapshot(ctx, aid, ScheduleType.NEW, ctx.worker_now + offset, force=True)
     return True

@@ -16,65 +16,41 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Final, TypeVar
 
-from sim.cvsa.constants import BULK_ETA_DELTA
-from sim.cvsa.lifecycle import SnapshotType
-from sim.cvsa.milestones import (
-    bulk_eta_speed,
-    closest_milestone,
-    eta_table_value,
-    milestone_delay_ms,
-    to_float4,
-)
+from sim.cvsa.intervals import new_continuation_ms
+from sim.cvsa.lifecycle import finish_act
+from sim.cvsa.milestones import bulk_eta_speed, eta_row, milestone_delay_ms, milestone_reached
 from sim.cvsa.retry import (
-    CVSA_OUTCOMES,
-    ErrorKind,
+    CvsaOutcome,
     Outcome,
     Path,
     backoff_retry_ms,
     cvsa_retry,
+    deployed_outcome,
+    error_class,
 )
+from sim.cvsa.vocabulary import ScheduleStatus, ScheduleType
 from sim.engine import Job
 from sim.events.cvsa_kinds import SKIP_REASON, UPSTREAM_ERROR
-from sim.ports import EtaRow, ScheduleRow, Snapshot, UpstreamError, VideoStats, new_record
+from sim.ports import ScheduleRow, Snapshot, UpstreamError, VideoStats
 from sim.scheduler.context import STATUS_CODE, TYPE_CODE, Ctx
 from sim.scheduler.estimates import adjusted_eta, regular_interval
-from sim.scheduler.schedule import schedule_snapshot, set_status
+from sim.scheduler.schedule_snapshot import schedule_snapshot, set_status
 from sim.units import HOUR_MS
 
 T = TypeVar("T")
 _ROW_GONE: Final = SKIP_REASON.code("row_gone")
+_BILI_STATUS: Final = SKIP_REASON.code("bili_status")
+_UPSTREAM_ERROR_CODE: Final = UPSTREAM_ERROR.codes()
 # snapshotVideo's network task: milestone and new rows use snapshotMilestoneVideo (three
 # proxies), anything else (archive rows on the single path) snapshotVideo (two), §9, §14.2.
 _SINGLE_TASK: Final = {
-    "milestone": "snapshotMilestoneVideo",
-    "new": "snapshotMilestoneVideo",
-    "archive": "snapshotVideo",
-    "normal": "snapshotVideo",
+    ScheduleType.MILESTONE: "snapshotMilestoneVideo",
+    ScheduleType.NEW: "snapshotMilestoneVideo",
+    ScheduleType.ARCHIVE: "snapshotVideo",
+    ScheduleType.NORMAL: "snapshotVideo",
 }
-_BILI_STATUS: Final = SKIP_REASON.code("bili_status")
-
-
-# The upstream port's error kinds, as the deployed code names them (reference §9, §10, §14) and
-# as seed 004 classifies them for its retry decision.
-_OUTCOME: Final = {
-    "bili_code": Outcome.BILI_CODE,
-    "no_proxy": Outcome.NO_PROXY,
-    "alicloud_error": Outcome.ALICLOUD_PROXY_ERR,
-}
-_ERROR_KIND: Final = {
-    "bili_code": ErrorKind.BUSINESS,
-    "no_proxy": ErrorKind.RATE_LIMITED,
-    "alicloud_error": ErrorKind.HTTP_5XX,
-    "fetch_error": ErrorKind.NETWORK,
-    "timeout": ErrorKind.TIMEOUT,
-    "http_429": ErrorKind.RATE_LIMITED,
-    "http_5xx": ErrorKind.HTTP_5XX,
-}
-
-
-def outcome_of(err: UpstreamError) -> Outcome:
-    """The deployed error class of an upstream failure (FETCH_ERROR and the rest are OTHER)."""
-    return _OUTCOME.get(err.kind, Outcome.OTHER)
+_COMPLETED: Final = ScheduleStatus.COMPLETED
+_FAILED: Final = ScheduleStatus.FAILED
 
 
 async def call_upstream(
@@ -91,16 +67,13 @@ async def call_upstream(
             return await call()
         except UpstreamError as caught:
             err = caught
-        kind = UPSTREAM_ERROR.code(err.kind)
+        kind = _UPSTREAM_ERROR_CODE[err.kind]
         ctx.emit.upstream_failed(ctx.now, job.id, n_aids, kind, err.code)
         if ctx.switches.retry_policy != "backoff":
             raise err
         attempt += 1
         delay = backoff_retry_ms(
-            ctx.backoff,
-            attempt,
-            _ERROR_KIND.get(err.kind, ErrorKind.OTHER),
-            ctx.retry_rng.random(),
+            ctx.backoff, attempt, error_class(err.kind), ctx.retry_rng.random()
         )
         if delay is None:
             raise err
@@ -108,11 +81,11 @@ async def call_upstream(
         await ctx.engine.sleep(delay)
 
 
-async def _finish(ctx: Ctx, rows: list[ScheduleRow], status: str) -> None:
+async def _finish(ctx: Ctx, rows: list[ScheduleRow], status: ScheduleStatus) -> None:
     """Set ``status`` on the rows' ids and log each row that still exists: a row cleanup deleted
     while its job was fetching gets no status (the UPDATE matches nothing, reference §9 step 1,
     §12), so it is not logged as finished."""
-    alive = {r.id for r in await set_status(ctx, [r.id for r in rows], status)}
+    alive = {r.id for r in await set_status(ctx, [r.id for r in rows], finish_act(status))}
     code = STATUS_CODE[status]
     for r in rows:
         if r.id in alive:
@@ -147,10 +120,10 @@ async def snapshot_video(ctx: Ctx, job: Job) -> None:
         await _single_failed(ctx, row, failure)
         return
     await _record(ctx, row, stats)
-    await _finish(ctx, [row], "completed")
-    if row.type == "new":
+    await _finish(ctx, [row], _COMPLETED)
+    if row.type is ScheduleType.NEW:
         await _continue_new(ctx, row, stats)
-    elif row.type == "milestone":
+    elif row.type is ScheduleType.MILESTONE:
         await _continue_milestone(ctx, row, stats, prev)
 
 
@@ -175,51 +148,56 @@ async def _record(ctx: Ctx, row: ScheduleRow | None, stats: VideoStats) -> None:
 async def _single_failed(ctx: Ctx, row: ScheduleRow, err: UpstreamError) -> None:
     """The row's final status from the deployed outcome table (both policies); under the
     deployed policy, its reschedule too (§9 error handling)."""
-    outcome = outcome_of(err)
+    outcome = deployed_outcome(err.kind)
     if outcome is Outcome.BILI_CODE:  # §9 step 4: remember the code
         await ctx.store.set_video_status(row.aid, err.code)
-    await _finish(ctx, [row], CVSA_OUTCOMES[Path.SINGLE, outcome].status.value)
+    entry = ctx.outcomes[Path.SINGLE, outcome]
+    await _finish(ctx, [row], entry.status)
     if ctx.switches.retry_policy == "cvsa":
-        retry = cvsa_retry(Path.SINGLE, outcome, SnapshotType(row.type), ctx.switches, 0.0)
-        if retry is not None:
-            await schedule_snapshot(
-                ctx,
-                row.aid,
-                retry.snapshot_type.value,
-                ctx.worker_now + retry.delay_ms,
-                force=retry.force,
-                adjust=retry.adjust,
-            )
+        await _retry(ctx, entry, row, 0.0)
+
+
+async def _retry(ctx: Ctx, entry: CvsaOutcome, row: ScheduleRow, u: float) -> None:
+    """The deployed reschedule of a failed row, if its outcome has one (§9, §10.2, §10.4)."""
+    retry = cvsa_retry(entry, row.type, ctx.switches, u)
+    if retry is not None:
+        await schedule_snapshot(
+            ctx,
+            row.aid,
+            retry.snapshot_type,
+            ctx.worker_now + retry.delay_ms,
+            force=retry.force,
+            adjust=retry.adjust,
+        )
 
 
 async def _continue_new(ctx: Ctx, row: ScheduleRow, stats: VideoStats) -> None:
     """§9 step 5: keep tracking a new song while it is young and fast enough."""
-    from sim.cvsa.intervals import new_continuation_ms
-
     published = await ctx.store.song_published_ms(row.aid)
     if published is None:
         return
-    delay = new_continuation_ms(stats.server_time_ms - published, stats.views, ctx.switches)
+    sw = ctx.switches
+    delay = new_continuation_ms(stats.server_time_ms - published, stats.views, sw, ctx.params)
     if delay is not None:
         await schedule_snapshot(
-            ctx, row.aid, "new", ctx.worker_now + delay, force=ctx.switches.new_successors_forced
+            ctx, row.aid, ScheduleType.NEW, ctx.worker_now + delay, force=sw.new_successors_forced
         )
 
 
 async def _continue_milestone(
     ctx: Ctx, row: ScheduleRow, stats: VideoStats, prev: Snapshot | None
 ) -> None:
-    """§9 step 7: stop once the milestone is passed, else re-ETA and schedule again."""
+    """§9 step 7: stop once the milestone is reached, else re-ETA and schedule again."""
     if prev is None:
         # The deployed code dereferences the missing previous snapshot and fails the row.
-        await _finish(ctx, [row], "failed")
+        await _finish(ctx, [row], _FAILED)
         return
-    if stats.views > closest_milestone(prev.views):
+    if milestone_reached(prev.views, stats.views, ctx.switches.milestone_reached_strict):
         return
     eta = await adjusted_eta(ctx, row.aid)
-    delay = milestone_delay_ms(eta, ctx.switches.milestone_reeta_clamped)
+    delay = milestone_delay_ms(eta, ctx.switches.milestone_reeta_clamped, ctx.params)
     if delay is not None:
-        await schedule_snapshot(ctx, row.aid, "milestone", ctx.worker_now + delay)
+        await schedule_snapshot(ctx, row.aid, ScheduleType.MILESTONE, ctx.worker_now + delay)
 
 
 async def bulk_snapshot_video(ctx: Ctx, job: Job) -> None:
@@ -254,16 +232,17 @@ async def bulk_snapshot_video(ctx: Ctx, job: Job) -> None:
         rows = waiting.get(item.aid)
         prev = await store.latest_snapshot(item.aid)
         if prev is not None:  # §10.3 step 1: the bulk worker keeps the eta table fresh
-            speed = bulk_eta_speed(prev, item.views, ctx.worker_now, BULK_ETA_DELTA)
-            eta = to_float4(eta_table_value(item.views, speed, BULK_ETA_DELTA))
-            await store.upsert_eta(new_record(EtaRow, (item.aid, eta, speed, item.views, ctx.now)))
+            delta = ctx.params.bulk_eta_delta
+            speed = bulk_eta_speed(prev, item.views, ctx.worker_now, delta)
+            await store.upsert_eta(eta_row(item.aid, item.views, speed, delta, ctx.now))
         await _record(ctx, rows.pop(0) if rows else None, item)
-    await _finish(ctx, batch, "completed")  # every id of the batch (§10.3)
+    await _finish(ctx, batch, _COMPLETED)  # every id of the batch (§10.3)
     if ctx.switches.bulk_reschedules_normal:
         for r in batch:  # every row of the batch, even deleted ones; archive rows excepted
-            if r.type != "archive":
+            if r.type is not ScheduleType.ARCHIVE:
                 hours = await regular_interval(ctx, r.aid)
-                await schedule_snapshot(ctx, r.aid, "normal", ctx.worker_now + hours * HOUR_MS)
+                target = ctx.worker_now + hours * HOUR_MS
+                await schedule_snapshot(ctx, r.aid, ScheduleType.NORMAL, target)
 
 
 async def _bulk_failed(
@@ -271,19 +250,10 @@ async def _bulk_failed(
 ) -> None:
     """Every id of the batch gets the outcome's status; under the deployed policy every fetched
     aid is re-queued (§10.2, §10.4), with one random draw per batch."""
-    outcome = outcome_of(err)
-    await _finish(ctx, batch, CVSA_OUTCOMES[Path.BULK, outcome].status.value)
+    entry = ctx.outcomes[Path.BULK, deployed_outcome(err.kind)]
+    await _finish(ctx, batch, entry.status)
     if ctx.switches.retry_policy != "cvsa":
         return
     u = ctx.retry_rng.random()
     for r in existing:
-        retry = cvsa_retry(Path.BULK, outcome, SnapshotType(r.type), ctx.switches, u)
-        if retry is not None:
-            await schedule_snapshot(
-                ctx,
-                r.aid,
-                retry.snapshot_type.value,
-                ctx.worker_now + retry.delay_ms,
-                force=retry.force,
-                adjust=retry.adjust,
-            )
+        await _retry(ctx, entry, r, u)

@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from sim.cvsa.params import DEFAULT_PARAMS
+from sim.cvsa.vocabulary import ScheduleStatus, ScheduleType
 from sim.ports import (
     EtaRow,
     LockManager,
@@ -21,6 +23,10 @@ from sim.ports import (
     WindowCounter,
 )
 from sim.units import MINUTE_MS, SECOND_MS, WINDOW_MS
+
+NEW, MILESTONE, NORMAL, ARCHIVE = ScheduleType
+PENDING, PROCESSING, COMPLETED, FAILED, NO_PROXY, BILI_ERROR, _DELETED = ScheduleStatus
+CANDIDATE_ETA_H = DEFAULT_PARAMS.milestone_candidate_eta_h
 
 T0 = 1_924_992_000_000  # 2031-01-01T00:00:00Z, a window boundary
 
@@ -36,32 +42,36 @@ def expect(actual: Any, wanted: Any, what: str) -> None:
 
 # -- schedule store -------------------------------------------------------------------------
 async def schedule_insert_and_get(s: ScheduleStore) -> None:
-    a = await s.insert_schedule(7, "normal", T0 + 5, T0)
-    b = await s.insert_schedule(7, "milestone", T0 + 9, T0 + 1)
+    a = await s.insert_schedule(7, NORMAL, T0 + 5, T0)
+    b = await s.insert_schedule(7, MILESTONE, T0 + 9, T0 + 1)
     expect(b, a + 1, "ids count up by one")
-    expect(await s.get_schedule(a), ScheduleRow(a, 7, "normal", "pending", T0 + 5, T0), "row")
+    row = await s.get_schedule(a)
+    expect(row, ScheduleRow(a, 7, NORMAL, PENDING, T0 + 5, T0), "row")
+    assert row is not None
+    words = (type(row.type), type(row.status))
+    expect(words, (ScheduleType, ScheduleStatus), "type and status as the vocabulary's members")
     expect(await s.get_schedule(b + 100), None, "missing row")
 
 
 async def schedule_active_checks(s: ScheduleStore) -> None:
-    a = await s.insert_schedule(1, "milestone", T0 + 300, T0)
-    b = await s.insert_schedule(1, "milestone", T0 + 100, T0)
-    await s.insert_schedule(1, "normal", T0 + 200, T0)
-    expect(await s.has_active_schedule(1, "milestone"), True, "pending is active")
-    expect(await s.has_active_schedule(1, "new"), False, "other type")
-    expect(await s.has_active_schedule(2, "milestone"), False, "other aid")
-    active = await s.active_schedules(1, "milestone")
-    expect([(r.id, r.status) for r in active], [(a, "pending"), (b, "pending")], "by id")
-    await s.set_schedule_status([a], "processing")
-    active = await s.active_schedules(1, "milestone")
-    expect([r.status for r in active], ["processing", "pending"], "processing rows are active")
-    await s.set_schedule_status([a], "completed")
-    expect([r.id for r in await s.active_schedules(1, "milestone")], [b], "completed: not active")
-    await s.set_schedule_status([b], "failed")
-    expect(await s.has_active_schedule(1, "milestone"), False, "all terminal")
-    expect(await s.active_schedules(1, "milestone"), [], "no active row")
-    expect(await s.aids_with_active_schedule("normal"), {1}, "aids with active normal")
-    expect(await s.aids_with_active_schedule("milestone"), set(), "aids with active milestone")
+    a = await s.insert_schedule(1, MILESTONE, T0 + 300, T0)
+    b = await s.insert_schedule(1, MILESTONE, T0 + 100, T0)
+    await s.insert_schedule(1, NORMAL, T0 + 200, T0)
+    expect(await s.has_active_schedule(1, MILESTONE), True, "pending is active")
+    expect(await s.has_active_schedule(1, NEW), False, "other type")
+    expect(await s.has_active_schedule(2, MILESTONE), False, "other aid")
+    active = await s.active_schedules(1, MILESTONE)
+    expect([(r.id, r.status) for r in active], [(a, PENDING), (b, PENDING)], "by id")
+    await s.set_schedule_status([a], PROCESSING)
+    active = await s.active_schedules(1, MILESTONE)
+    expect([r.status for r in active], [PROCESSING, PENDING], "processing rows are active")
+    await s.set_schedule_status([a], COMPLETED)
+    expect([r.id for r in await s.active_schedules(1, MILESTONE)], [b], "completed: not active")
+    await s.set_schedule_status([b], FAILED)
+    expect(await s.has_active_schedule(1, MILESTONE), False, "all terminal")
+    expect(await s.active_schedules(1, MILESTONE), [], "no active row")
+    expect(await s.aids_with_active_schedule(NORMAL), {1}, "aids with active normal")
+    expect(await s.aids_with_active_schedule(MILESTONE), set(), "aids with active milestone")
 
 
 async def store_dispatcher_anti_joins(s: Any) -> None:
@@ -69,32 +79,32 @@ async def store_dispatcher_anti_joins(s: Any) -> None:
         await s.add_video(aid, T0)
     await s.add_song(2, T0)
     await s.add_song(4, T0)
-    await s.insert_schedule(2, "normal", T0, T0)
-    archive = await s.insert_schedule(3, "archive", T0, T0)
-    expect(await s.songs_without_active_schedule("normal"), [4], "songs without active normal")
-    expect(await s.songs_without_active_schedule("archive"), [2, 4], "songs without archive")
-    expect(await s.non_songs_without_active_schedule("archive"), [1], "non-songs")
-    await s.set_schedule_status([archive], "completed")
-    expect(await s.non_songs_without_active_schedule("archive"), [1, 3], "after completion")
+    await s.insert_schedule(2, NORMAL, T0, T0)
+    archive = await s.insert_schedule(3, ARCHIVE, T0, T0)
+    expect(await s.songs_without_active_schedule(NORMAL), [4], "songs without active normal")
+    expect(await s.songs_without_active_schedule(ARCHIVE), [2, 4], "songs without archive")
+    expect(await s.non_songs_without_active_schedule(ARCHIVE), [1], "non-songs")
+    await s.set_schedule_status([archive], COMPLETED)
+    expect(await s.non_songs_without_active_schedule(ARCHIVE), [1, 3], "after completion")
     await s.add_song(5, T0)  # a song first, its bilibili_metadata row second
     await s.add_video(5, T0)
-    expect(await s.non_songs_without_active_schedule("archive"), [1, 3], "a song is no non-song")
-    expect(await s.songs_without_active_schedule("archive"), [2, 4, 5], "songs again")
-    await s.insert_schedule(1, "normal", T0, T0)  # a question no dispatcher asks: still answered
-    expect(await s.non_songs_without_active_schedule("normal"), [3], "non-songs without normal")
+    expect(await s.non_songs_without_active_schedule(ARCHIVE), [1, 3], "a song is no non-song")
+    expect(await s.songs_without_active_schedule(ARCHIVE), [2, 4, 5], "songs again")
+    await s.insert_schedule(1, NORMAL, T0, T0)  # a question no dispatcher asks: still answered
+    expect(await s.non_songs_without_active_schedule(NORMAL), [3], "non-songs without normal")
 
 
 async def schedule_move(s: ScheduleStore) -> None:
-    a = await s.insert_schedule(4, "milestone", T0 + 10 * MINUTE_MS, T0)
+    a = await s.insert_schedule(4, MILESTONE, T0 + 10 * MINUTE_MS, T0)
     before = await s.move_schedule(a, T0 + MINUTE_MS)
-    expect(before, ScheduleRow(a, 4, "milestone", "pending", T0 + 10 * MINUTE_MS, T0), "old row")
+    expect(before, ScheduleRow(a, 4, MILESTONE, PENDING, T0 + 10 * MINUTE_MS, T0), "old row")
     row = await s.get_schedule(a)
     expect(row and row.started_at_ms, T0 + MINUTE_MS, "moved")
     due = await s.due_schedules(
-        from_ms=None, to_ms=T0 + MINUTE_MS, types=["milestone"], limit=10, order="started_at"
+        from_ms=None, to_ms=T0 + MINUTE_MS, types=[MILESTONE], limit=10, order="started_at"
     )
     expect([r.id for r in due], [a], "moved row is due at its new time")
-    counts = await s.pending_counts_by_window(T0, T0 + 3600 * SECOND_MS)
+    counts = await s.pending_counts_by_window(T0, T0 + 3600 * SECOND_MS, WINDOW_MS)
     expect(counts, {T0: 1}, "window counts follow the move")
     expect(await s.move_schedule(a + 99, T0), None, "moving a missing row")
 
@@ -102,19 +112,19 @@ async def schedule_move(s: ScheduleStore) -> None:
 async def schedule_due_bounds_and_order(s: ScheduleStore) -> None:
     ids: dict[str, int] = {}
     for name, type, t in [
-        ("m1", "milestone", T0 + 1000),
-        ("n1", "new", T0 + 1000),
-        ("m0", "milestone", T0),
-        ("a1", "archive", T0 + 500),
-        ("x", "normal", T0 + 500),
-        ("late", "milestone", T0 + 1001),
-        ("early", "milestone", T0 - 60_001),
+        ("m1", MILESTONE, T0 + 1000),
+        ("n1", NEW, T0 + 1000),
+        ("m0", MILESTONE, T0),
+        ("a1", ARCHIVE, T0 + 500),
+        ("x", NORMAL, T0 + 500),
+        ("late", MILESTONE, T0 + 1001),
+        ("early", MILESTONE, T0 - 60_001),
     ]:
         ids[name] = await s.insert_schedule(len(ids), type, t, T0 - 100_000)
     due = await s.due_schedules(
         from_ms=T0 - 60_000,
         to_ms=T0 + 1000,
-        types=["milestone", "new"],
+        types=[MILESTONE, NEW],
         limit=10,
         order="started_at",
     )
@@ -122,7 +132,7 @@ async def schedule_due_bounds_and_order(s: ScheduleStore) -> None:
     due = await s.due_schedules(
         from_ms=None,
         to_ms=T0 + 1000,
-        types=["milestone", "new", "archive"],
+        types=[MILESTONE, NEW, ARCHIVE],
         limit=2,
         order="started_at",
     )
@@ -130,44 +140,44 @@ async def schedule_due_bounds_and_order(s: ScheduleStore) -> None:
     due = await s.due_schedules(
         from_ms=T0 - 1,
         to_ms=T0 + 2000,
-        types=["normal", "archive"],
+        types=[NORMAL, ARCHIVE],
         limit=10,
         order="normal_first",
     )
     expect([r.id for r in due], [ids["x"], ids["a1"]], "normal first, then archive")
-    await s.set_schedule_status([ids["m0"]], "processing")
+    await s.set_schedule_status([ids["m0"]], PROCESSING)
     due = await s.due_schedules(
-        from_ms=None, to_ms=T0 + 1000, types=["milestone"], limit=10, order="started_at"
+        from_ms=None, to_ms=T0 + 1000, types=[MILESTONE], limit=10, order="started_at"
     )
     expect([r.id for r in due], [ids["early"], ids["m1"]], "only pending rows are due")
 
 
 async def schedule_processing_any_type(s: ScheduleStore) -> None:
-    a = await s.insert_schedule(5, "normal", T0, T0)
+    a = await s.insert_schedule(5, NORMAL, T0, T0)
     expect(await s.has_processing_schedule(5), False, "pending is not processing")
-    await s.set_schedule_status([a], "processing")
+    await s.set_schedule_status([a], PROCESSING)
     expect(await s.has_processing_schedule(5), True, "any type counts")
-    await s.set_schedule_status([a], "completed")
+    await s.set_schedule_status([a], COMPLETED)
     expect(await s.has_processing_schedule(5), False, "after completion")
 
 
 async def schedule_set_status_returns_before(s: ScheduleStore) -> None:
-    a = await s.insert_schedule(6, "normal", T0, T0)
-    b = await s.insert_schedule(6, "archive", T0, T0)
-    before = await s.set_schedule_status([b, a, 999], "processing")
-    expect([(r.id, r.status) for r in before], [(b, "pending"), (a, "pending")], "rows before")
-    before = await s.set_schedule_status([a], "completed")
-    expect([r.status for r in before], ["processing"], "second transition")
+    a = await s.insert_schedule(6, NORMAL, T0, T0)
+    b = await s.insert_schedule(6, ARCHIVE, T0, T0)
+    before = await s.set_schedule_status([b, a, 999], PROCESSING)
+    expect([(r.id, r.status) for r in before], [(b, PENDING), (a, PENDING)], "rows before")
+    before = await s.set_schedule_status([a], COMPLETED)
+    expect([r.status for r in before], [PROCESSING], "second transition")
 
 
 async def schedule_delete_overdue(s: ScheduleStore) -> None:
-    old_p = await s.insert_schedule(1, "normal", T0 - 3 * MINUTE_MS, T0)
-    old_x = await s.insert_schedule(2, "new", T0 - 5 * MINUTE_MS, T0)
-    edge = await s.insert_schedule(3, "new", T0 - 2 * MINUTE_MS, T0)
-    done = await s.insert_schedule(4, "new", T0 - 9 * MINUTE_MS, T0)
-    fresh = await s.insert_schedule(5, "new", T0, T0)
-    await s.set_schedule_status([old_x], "processing")
-    await s.set_schedule_status([done], "completed")
+    old_p = await s.insert_schedule(1, NORMAL, T0 - 3 * MINUTE_MS, T0)
+    old_x = await s.insert_schedule(2, NEW, T0 - 5 * MINUTE_MS, T0)
+    edge = await s.insert_schedule(3, NEW, T0 - 2 * MINUTE_MS, T0)
+    done = await s.insert_schedule(4, NEW, T0 - 9 * MINUTE_MS, T0)
+    fresh = await s.insert_schedule(5, NEW, T0, T0)
+    await s.set_schedule_status([old_x], PROCESSING)
+    await s.set_schedule_status([done], COMPLETED)
     gone = await s.delete_overdue_schedules(T0 - 2 * MINUTE_MS)
     expect([r.id for r in gone], [old_p, old_x], "strictly before, active only, id order")
     expect(await s.get_schedule(old_p), None, "deleted")
@@ -179,16 +189,16 @@ async def schedule_delete_overdue(s: ScheduleStore) -> None:
 
 
 async def schedule_window_counts(s: ScheduleStore) -> None:
-    await s.insert_schedule(1, "normal", T0 + 1, T0)
-    await s.insert_schedule(2, "normal", T0 + WINDOW_MS - 1, T0)
-    await s.insert_schedule(3, "archive", T0 + WINDOW_MS, T0)
-    c = await s.insert_schedule(4, "new", T0 + 2 * WINDOW_MS, T0)
-    await s.insert_schedule(5, "new", T0 + 3 * WINDOW_MS, T0)
-    await s.set_schedule_status([c], "processing")
-    counts = await s.pending_counts_by_window(T0, T0 + 3 * WINDOW_MS)
+    await s.insert_schedule(1, NORMAL, T0 + 1, T0)
+    await s.insert_schedule(2, NORMAL, T0 + WINDOW_MS - 1, T0)
+    await s.insert_schedule(3, ARCHIVE, T0 + WINDOW_MS, T0)
+    c = await s.insert_schedule(4, NEW, T0 + 2 * WINDOW_MS, T0)
+    await s.insert_schedule(5, NEW, T0 + 3 * WINDOW_MS, T0)
+    await s.set_schedule_status([c], PROCESSING)
+    counts = await s.pending_counts_by_window(T0, T0 + 3 * WINDOW_MS, WINDOW_MS)
     expect(counts, {T0: 2, T0 + WINDOW_MS: 1}, "pending per window in [from, to)")
-    expect(await s.earliest_pending_ms(["archive", "new"]), T0 + WINDOW_MS, "earliest pending")
-    expect(await s.earliest_pending_ms(["milestone"]), None, "none pending")
+    expect(await s.earliest_pending_ms([ARCHIVE, NEW]), T0 + WINDOW_MS, "earliest pending")
+    expect(await s.earliest_pending_ms([MILESTONE]), None, "none pending")
 
 
 # -- snapshot store ---------------------------------------------------------------------------
@@ -289,13 +299,13 @@ async def snapshot_milestone_candidates(s: SnapshotStore) -> None:
     await s.insert_snapshot(1, T0, 95_000)  # [90k, 100k): near 100k (set B)
     await s.insert_snapshot(2, T0, 50_000)  # not near anything
     await s.insert_snapshot(3, T0, 1_500_000)  # a song above 1M: set A only
-    expect(await s.milestone_candidates(False), [1], "set B")
-    expect(await s.milestone_candidates(True), [1, 3], "sets A and B")
+    expect(await s.milestone_candidates(False, CANDIDATE_ETA_H), [1], "set B")
+    expect(await s.milestone_candidates(True, CANDIDATE_ETA_H), [1, 3], "sets A and B")
     await s.upsert_eta(EtaRow(2, 2000.0, 25.0, 50_000, T0))  # eta < 2300 h: set C
-    expect(await s.milestone_candidates(False), [1, 2], "set C joins")
+    expect(await s.milestone_candidates(False, CANDIDATE_ETA_H), [1, 2], "set C joins")
     await s.insert_snapshot(1, T0 + 1, 100_200)  # crossed 100k, far from 1M
     await s.upsert_eta(EtaRow(2, 9000.0, 5.0, 50_000, T0 + 1))
-    expect(await s.milestone_candidates(False), [], "latest views and eta decide")
+    expect(await s.milestone_candidates(False, CANDIDATE_ETA_H), [], "latest views and eta decide")
 
 
 async def snapshot_bulk_loads(s: SnapshotStore) -> None:

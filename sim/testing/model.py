@@ -20,6 +20,7 @@ import trio
 
 from sim.backends import MemoryStore, MemoryWindowCounter
 from sim.clock import VirtualClock
+from sim.cvsa.vocabulary import UpstreamErrorKind
 from sim.determinism import deterministic_trio
 from sim.engine import Engine
 from sim.events import EventLog
@@ -27,7 +28,7 @@ from sim.ports import UpstreamError, VideoStats
 from sim.rng import RandomStreams
 from sim.scenario import parse_scenario
 from sim.scheduler.context import Ctx
-from sim.scheduler.model import CvsaModel
+from sim.scheduler.deployment import CvsaModel
 from sim.testing.harness import Recorder
 from sim.units import Ms, parse_duration_ms
 
@@ -94,7 +95,7 @@ class ScriptedUpstream:
         video = self.videos[aid]
         code = video.error(t)
         if code:
-            raise UpstreamError("bili_code", code)
+            raise UpstreamError(UpstreamErrorKind.BILI_CODE, code)
         return VideoStats(aid, video.views(t), t)
 
     async def get_videos(

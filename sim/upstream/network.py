@@ -26,6 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
+from sim.cvsa.vocabulary import UpstreamErrorKind
 from sim.engine import Engine
 from sim.events.cvsa_kinds import PROXY_OUTCOME, UpstreamRequest
 from sim.ports import UpstreamError, VideoStats, new_record
@@ -51,6 +52,8 @@ _BULK: Final = 1
 
 _NV_MAGICCONST: Final = 4 * math.exp(-0.5) / math.sqrt(2.0)
 _OUTCOME_CODE: Final = PROXY_OUTCOME.codes()
+_KIND_OF: Final = {k.value: k for k in UpstreamErrorKind}
+"""A drawn failure's word (``fetch_error``, ``timeout``, ...) as the error kind it raises."""
 
 
 def shuffle_draw(rng: random.Random, x: list[str]) -> None:
@@ -130,7 +133,7 @@ class SimulatedUpstream:
         t_ms = await self._request(task, _SINGLE, 1, self.cfg.single)
         code = self.api_error(aid, t_ms)
         if code:
-            raise UpstreamError("bili_code", code)
+            raise UpstreamError(UpstreamErrorKind.BILI_CODE, code)
         return new_record(VideoStats, (aid, self.views(aid, t_ms), t_ms))
 
     async def get_videos(
@@ -167,7 +170,7 @@ class SimulatedUpstream:
         proxy = self.pick_proxy(task, start)
         if proxy is None:
             self._emit(start, -1, kind, n_aids, 0, _OUTCOME_CODE["no_proxy"])
-            raise UpstreamError("no_proxy")
+            raise UpstreamError(UpstreamErrorKind.NO_PROXY)
         delay = self._latency(latency)
         failure = self.faults.outage or self._draw_failure()
         timeout = self.timeouts[proxy]
@@ -183,10 +186,10 @@ class SimulatedUpstream:
                 delay,
                 _OUTCOME_CODE["throttled"],
             )
-            raise UpstreamError("bili_code", THROTTLED_CODE)
+            raise UpstreamError(UpstreamErrorKind.BILI_CODE, THROTTLED_CODE)
         if failure is not None:
             # Through Aliyun FC every failure becomes ALICLOUD_PROXY_ERR (§14.4).
-            error = "alicloud_error" if proxy == ALICLOUD else failure
+            error = UpstreamErrorKind.ALICLOUD_ERROR if proxy == ALICLOUD else _KIND_OF[failure]
             self._emit(
                 engine.now, self._proxy_idx[proxy], kind, n_aids, delay, _OUTCOME_CODE[failure]
             )

@@ -15,11 +15,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sim.backends import MemoryStore
+from sim.cvsa.vocabulary import ScheduleStatus, ScheduleType
 from sim.ports import ScheduleRow
 
-TYPES = ("new", "milestone", "normal", "archive")
+TYPES = tuple(ScheduleType)
 AIDS = 6
-ORDER_RANK = {"normal": 0, "archive": 1}
+ORDER_RANK = {ScheduleType.NORMAL: 0, ScheduleType.ARCHIVE: 1}
 MINUTE_MS = 60_000
 # Instants over 20 minutes (four 5-minute windows), often on the same minute (equal times, ids
 # decide), sometimes anywhere (several rows inside one window, out of order).
@@ -39,7 +40,9 @@ steps = st.lists(
         st.tuples(
             st.just("status"),
             st.integers(1, 40),
-            st.sampled_from(["pending", "processing", "completed"]),
+            st.sampled_from(
+                [ScheduleStatus.PENDING, ScheduleStatus.PROCESSING, ScheduleStatus.COMPLETED]
+            ),
         ),
         st.tuples(st.just("move"), st.integers(1, 40), times),
         st.tuples(st.just("cleanup"), times),
@@ -47,7 +50,13 @@ steps = st.lists(
             st.just("due"),
             st.one_of(st.none(), times),
             times,
-            st.sampled_from([("milestone", "new"), ("normal", "archive"), TYPES]),
+            st.sampled_from(
+                [
+                    (ScheduleType.MILESTONE, ScheduleType.NEW),
+                    (ScheduleType.NORMAL, ScheduleType.ARCHIVE),
+                    TYPES,
+                ]
+            ),
             st.integers(1, 6),
             st.sampled_from(["started_at", "normal_first"]),
         ),
@@ -91,7 +100,7 @@ def test_due_schedules_always_equals_the_query(sequence: list[tuple[Any, ...]]) 
             if step[0] == "insert":
                 _, aid, type, t = step
                 i = await store.insert_schedule(aid, type, t, 0)
-                rows[i] = ScheduleRow(i, aid, type, "pending", t, 0)
+                rows[i] = ScheduleRow(i, aid, type, ScheduleStatus.PENDING, t, 0)
             elif step[0] == "status":
                 _, i, status = step
                 if i in rows:

@@ -27,6 +27,7 @@ from sim.backends import (
 )
 from sim.backends.postgres import PostgresStore, redact, start_hint
 from sim.backends.sqlite import SqliteStore
+from sim.cvsa.vocabulary import ScheduleType
 from tests.backends.sql_support import require_postgres, schemas_like, unique_schema
 from tests.conftest import DATA
 
@@ -70,7 +71,7 @@ async def test_sqlite_refuses_an_earlier_run_unless_reset(tmp_path: Path, driver
     path = tmp_path / "run.sqlite"
     async with opened(SqliteStore(path, driver=driver)) as store:
         await store.add_video(1, T0)
-        await store.insert_schedule(1, "normal", T0, T0)
+        await store.insert_schedule(1, ScheduleType.NORMAL, T0, T0)
     message = await refused(SqliteStore(path, driver=driver))
     assert message == (
         f"the SQLite database {path} holds an earlier run (1 schedules, 1 videos); "
@@ -78,7 +79,9 @@ async def test_sqlite_refuses_an_earlier_run_unless_reset(tmp_path: Path, driver
     )
     async with opened(SqliteStore(path, driver=driver, reset=True)) as store:
         assert await store.video_aids() == []
-        assert await store.insert_schedule(2, "new", T0, T0) == 1, "ids count from 1 again"
+        assert await store.insert_schedule(2, ScheduleType.NEW, T0, T0) == 1, (
+            "ids count from 1 again"
+        )
 
 
 async def test_sqlite_refuses_a_foreign_file_and_reset_drops_only_sims_tables(
@@ -176,7 +179,7 @@ async def test_postgres_refuses_an_earlier_run_unless_reset(pg_schema: str) -> N
     url = require_postgres()
     async with opened(PostgresStore(url, schema=pg_schema)) as store:
         await store.add_video(1, T0)
-        await store.insert_schedule(1, "normal", T0, T0)
+        await store.insert_schedule(1, ScheduleType.NORMAL, T0, T0)
     message = await refused(PostgresStore(url, schema=pg_schema))
     assert message == (
         f"PostgreSQL at {url}: schema {pg_schema!r} holds an earlier run (1 schedules, "
@@ -184,7 +187,9 @@ async def test_postgres_refuses_an_earlier_run_unless_reset(pg_schema: str) -> N
     )
     async with opened(PostgresStore(url, schema=pg_schema, reset=True)) as store:
         assert await store.video_aids() == []
-        assert await store.insert_schedule(2, "new", T0, T0) == 1, "ids count from 1 again"
+        assert await store.insert_schedule(2, ScheduleType.NEW, T0, T0) == 1, (
+            "ids count from 1 again"
+        )
 
 
 @pytest.mark.services

@@ -8,11 +8,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sim.cvsa.calendar import archive_target_nonsong_ms, next_monday_ms, next_saturday_ms
+from sim.cvsa.calendar import archive_target_nonsong_ms, archive_target_song_ms, next_weekday_ms
+from sim.cvsa.params import DEFAULT_PARAMS
 from sim.units import DAY_MS, HOUR_MS, WEEK_MS, format_instant_ms, parse_instant_ms
 
 UTC8 = 8 * HOUR_MS
 UTCM5 = -5 * HOUR_MS
+P = DEFAULT_PARAMS
+
+
+def next_saturday_ms(now_ms: int, tz: int, keep: bool) -> int:
+    """The song's archive target, which is the next Saturday (the profiles' weekday)."""
+    return archive_target_song_ms(now_ms, tz, keep, P)
 
 
 def sat(now: str, tz: int, keep: bool) -> str:
@@ -20,7 +27,12 @@ def sat(now: str, tz: int, keep: bool) -> str:
 
 
 def mon(now: str, tz: int, keep: bool) -> str:
-    return format_instant_ms(next_monday_ms(parse_instant_ms(now), tz, keep), tz)
+    monday = P.archive_nonsong_weekday
+    return format_instant_ms(next_weekday_ms(parse_instant_ms(now), tz, monday, keep), tz)
+
+
+def test_the_archive_weekdays_are_saturday_and_monday() -> None:
+    assert (P.archive_song_weekday, P.archive_nonsong_weekday) == (6, 1)  # getDay(): Sunday = 0
 
 
 def test_next_saturday_from_a_wednesday() -> None:
@@ -70,13 +82,13 @@ def test_archive_target_nonsong_spans_one_week_from_next_monday() -> None:
     now = parse_instant_ms("2031-01-01T10:30:00Z")  # Wednesday
     monday_keep = parse_instant_ms("2031-01-06T10:30:00Z")
     monday_midnight = parse_instant_ms("2031-01-06T00:00:00Z")
-    assert archive_target_nonsong_ms(now, 0, True, 0.0) == monday_keep
-    assert archive_target_nonsong_ms(now, 0, False, 0.0) == monday_midnight
-    assert archive_target_nonsong_ms(now, 0, True, 0.5) == monday_keep + WEEK_MS // 2
-    last = archive_target_nonsong_ms(now, 0, False, 0.9999999999999999)
+    assert archive_target_nonsong_ms(now, 0, True, 0.0, P) == monday_keep
+    assert archive_target_nonsong_ms(now, 0, False, 0.0, P) == monday_midnight
+    assert archive_target_nonsong_ms(now, 0, True, 0.5, P) == monday_keep + WEEK_MS // 2
+    last = archive_target_nonsong_ms(now, 0, False, 0.9999999999999999, P)
     assert last == monday_midnight + WEEK_MS - 1
     with pytest.raises(ValueError, match=r"u must be in \[0, 1\)"):
-        archive_target_nonsong_ms(now, 0, True, 1.0)
+        archive_target_nonsong_ms(now, 0, True, 1.0, P)
 
 
 @settings(max_examples=200, deadline=None)

@@ -5,13 +5,12 @@ from __future__ import annotations
 import pytest
 
 from sim.cvsa.intervals import (
-    LOOKBACKS_MS,
-    NEW_OFFSETS_MS,
     new_continuation_ms,
     regular_dispatch_target_ms,
     regular_interval_for,
     regular_interval_hours,
 )
+from sim.cvsa.params import DEFAULT_PARAMS as P
 from sim.cvsa.profile import CVSA_2026, DESIGN
 from sim.cvsa.snapshots import Snapshot
 from sim.units import HOUR_MS, MINUTE_MS, SECOND_MS
@@ -21,8 +20,9 @@ SPAN_23_999_H = 86_396_400  # ms
 
 
 def test_lookbacks_and_initial_new_offsets() -> None:
-    assert LOOKBACKS_MS == (180_000, 1_200_000, 3_600_000, 10_800_000, 21_600_000, 259_200_000)
-    assert NEW_OFFSETS_MS == (90_000, 180_000, 300_000, 600_000)
+    lookbacks = (180_000, 1_200_000, 3_600_000, 10_800_000, 21_600_000, 259_200_000)
+    assert P.eta_lookbacks_ms == lookbacks
+    assert P.new_initial_offsets_ms == (90_000, 180_000, 300_000, 600_000)
 
 
 @pytest.mark.parametrize(
@@ -34,11 +34,11 @@ def test_regular_interval_boundaries_of_section_19_8(
 ) -> None:
     older = Snapshot(T, 1_000)
     assert (
-        regular_interval_hours(older, Snapshot(T + SPAN_23_999_H, 1_000 + views_per_day))
+        regular_interval_hours(older, Snapshot(T + SPAN_23_999_H, 1_000 + views_per_day), P)
         == over_23_999_h
     )
     assert (
-        regular_interval_hours(older, Snapshot(T + 24 * HOUR_MS, 1_000 + views_per_day))
+        regular_interval_hours(older, Snapshot(T + 24 * HOUR_MS, 1_000 + views_per_day), P)
         == over_24_h
     )
 
@@ -46,33 +46,33 @@ def test_regular_interval_boundaries_of_section_19_8(
 def test_regular_interval_table_and_degenerate_cases() -> None:
     o = Snapshot(T, 1_000)
     day = T + 24 * HOUR_MS
-    assert regular_interval_hours(o, Snapshot(T + 1, 1_001)) == 6  # 1 ms apart, +1 view (§19.8)
-    assert regular_interval_hours(o, Snapshot(day, 1_000)) == 72  # no growth
-    assert regular_interval_hours(o, Snapshot(day, 1_005)) == 36
-    assert regular_interval_hours(o, Snapshot(day, 900)) == 36  # a recount down
-    assert regular_interval_hours(o, Snapshot(day, 1_100)) == 24
-    assert regular_interval_hours(o, Snapshot(day, 1_300)) == 12
-    assert regular_interval_hours(o, Snapshot(day, 5_000)) == 6
+    assert regular_interval_hours(o, Snapshot(T + 1, 1_001), P) == 6  # 1 ms apart, +1 view (§19.8)
+    assert regular_interval_hours(o, Snapshot(day, 1_000), P) == 72  # no growth
+    assert regular_interval_hours(o, Snapshot(day, 1_005), P) == 36
+    assert regular_interval_hours(o, Snapshot(day, 900), P) == 36  # a recount down
+    assert regular_interval_hours(o, Snapshot(day, 1_100), P) == 24
+    assert regular_interval_hours(o, Snapshot(day, 1_300), P) == 12
+    assert regular_interval_hours(o, Snapshot(day, 5_000), P) == 6
     # Growth is per day over the whole span: 12 views over 48 h is 6/day minus epsilon -> 36.
-    assert regular_interval_hours(o, Snapshot(T + 48 * HOUR_MS, 1_012)) == 36
-    assert regular_interval_hours(o, Snapshot(T + 48 * HOUR_MS, 1_013)) == 24
+    assert regular_interval_hours(o, Snapshot(T + 48 * HOUR_MS, 1_012), P) == 36
+    assert regular_interval_hours(o, Snapshot(T + 48 * HOUR_MS, 1_013), P) == 24
     # Degenerate: no baseline, or both at the same instant.
-    assert regular_interval_hours(None, o) == 0
-    assert regular_interval_hours(o, None) == 0
-    assert regular_interval_hours(o, Snapshot(T, 2_000)) == 0
+    assert regular_interval_hours(None, o, P) == 0
+    assert regular_interval_hours(o, None, P) == 0
+    assert regular_interval_hours(o, Snapshot(T, 2_000), P) == 0
 
 
 def test_regular_dispatch_target() -> None:
     now = T
     # design: now + interval
-    assert regular_dispatch_target_ms(now, now - 30 * HOUR_MS, 24, DESIGN) == now + 24 * HOUR_MS
-    assert regular_dispatch_target_ms(now, None, 0, DESIGN) == now
+    assert regular_dispatch_target_ms(now, now - 30 * HOUR_MS, 24, DESIGN, P) == now + 24 * HOUR_MS
+    assert regular_dispatch_target_ms(now, None, 0, DESIGN, P) == now
     # deployed: last snapshot + interval, never before now + 1 ms
-    assert regular_dispatch_target_ms(now, now - 2 * HOUR_MS, 6, CVSA_2026) == now + 4 * HOUR_MS
-    assert regular_dispatch_target_ms(now, now - 30 * HOUR_MS, 24, CVSA_2026) == now + 1
-    assert regular_dispatch_target_ms(now, now - 6 * HOUR_MS, 6, CVSA_2026) == now + 1
-    assert regular_dispatch_target_ms(now, None, 12, CVSA_2026) == now + 12 * HOUR_MS
-    assert regular_dispatch_target_ms(now, None, 0, CVSA_2026) == now + 1
+    assert regular_dispatch_target_ms(now, now - 2 * HOUR_MS, 6, CVSA_2026, P) == now + 4 * HOUR_MS
+    assert regular_dispatch_target_ms(now, now - 30 * HOUR_MS, 24, CVSA_2026, P) == now + 1
+    assert regular_dispatch_target_ms(now, now - 6 * HOUR_MS, 6, CVSA_2026, P) == now + 1
+    assert regular_dispatch_target_ms(now, None, 12, CVSA_2026, P) == now + 12 * HOUR_MS
+    assert regular_dispatch_target_ms(now, None, 0, CVSA_2026, P) == now + 1
 
 
 @pytest.mark.parametrize(
@@ -103,13 +103,13 @@ def test_regular_dispatch_target() -> None:
 def test_new_continuation(
     age_ms: int, views: int, design: int | None, deployed: int | None
 ) -> None:
-    assert new_continuation_ms(age_ms, views, DESIGN) == design
-    assert new_continuation_ms(age_ms, views, CVSA_2026) == deployed
+    assert new_continuation_ms(age_ms, views, DESIGN, P) == design
+    assert new_continuation_ms(age_ms, views, CVSA_2026, P) == deployed
 
 
 def test_new_continuation_negative_age_is_not_stopped_by_the_floor() -> None:
     # Clock skew (snapshot before publication): the floor only applies to positive ages.
-    assert new_continuation_ms(-MINUTE_MS, 10, DESIGN) == 240 * MINUTE_MS
+    assert new_continuation_ms(-MINUTE_MS, 10, DESIGN, P) == 240 * MINUTE_MS
 
 
 def test_regular_interval_for_picks_the_deployed_baseline() -> None:
@@ -120,9 +120,9 @@ def test_regular_interval_for_picks_the_deployed_baseline() -> None:
         Snapshot(now - HOUR_MS, 1_010),
     ]
     # 10 views over 29 h: 10 / 29.001 * 24 = 8.3/day -> 24 h
-    assert regular_interval_for(rows, now) == 24
+    assert regular_interval_for(rows, now, P) == 24
     # No snapshot before now - 24 h: the closest after it (20 h ago) is the baseline.
-    assert regular_interval_for(rows[1:], now) == 36  # -490 views
+    assert regular_interval_for(rows[1:], now, P) == 36  # -490 views
     # Latest older than 24 h: the same row at both ends -> 0 h (the re-poll loop of §10.3).
-    assert regular_interval_for(rows[:1], now) == 0
-    assert regular_interval_for([], now) == 0
+    assert regular_interval_for(rows[:1], now, P) == 0
+    assert regular_interval_for([], now, P) == 0

@@ -2,59 +2,46 @@
 
 from __future__ import annotations
 
-import json
 from itertools import product
 
 import pytest
 
 from sim.cvsa.lifecycle import (
     CVSA_2026_TRANSITIONS,
-    SCHEDULE_STATUS,
-    SNAPSHOT_TYPE,
     TERMINAL,
     TRANSITIONS,
     Act,
     IllegalTransition,
-    SnapshotType,
-    Status,
     advance,
+    finish_act,
+    status_after,
     transitions_for,
     window_delta,
 )
 from sim.cvsa.profile import CVSA_2026, DESIGN
-from sim.events.log import header_bytes
-from sim.events.schema import ENUMS
+from sim.cvsa.vocabulary import ScheduleStatus
 
 P, R, C, F, N, B, D = (
-    Status.PENDING,
-    Status.PROCESSING,
-    Status.COMPLETED,
-    Status.FAILED,
-    Status.NO_PROXY,
-    Status.BILI_ERROR,
-    Status.DELETED,
+    ScheduleStatus.PENDING,
+    ScheduleStatus.PROCESSING,
+    ScheduleStatus.COMPLETED,
+    ScheduleStatus.FAILED,
+    ScheduleStatus.NO_PROXY,
+    ScheduleStatus.BILI_ERROR,
+    ScheduleStatus.DELETED,
 )
 
 
-def test_word_tables_are_declared_for_the_log_header() -> None:
-    assert ENUMS["snapshot_type"] is SNAPSHOT_TYPE
-    assert SNAPSHOT_TYPE.words == ("new", "milestone", "normal", "archive")
-    assert SCHEDULE_STATUS.words == (
-        "pending",
-        "processing",
-        "completed",
-        "failed",
-        "no_proxy",
-        "bili_error",
-        "deleted",
-    )
-    assert tuple(SnapshotType) == SNAPSHOT_TYPE.words
-    assert tuple(Status) == SCHEDULE_STATUS.words
-    assert SCHEDULE_STATUS.code(Status.BILI_ERROR) == 5
-    assert SNAPSHOT_TYPE.word(2) == "normal"
-    enums = json.loads(header_bytes([]))["enums"]
-    assert enums["schedule_status"] == list(SCHEDULE_STATUS.words)
-    assert enums["snapshot_type"] == list(SNAPSHOT_TYPE.words)
+def test_status_written_by_each_act() -> None:
+    assert [status_after(a) for a in Act] == [R, C, F, N, B, D, R]
+    assert [finish_act(s) for s in (C, F, N, B)] == [
+        Act.SUCCEED,
+        Act.FAIL,
+        Act.NO_PROXY,
+        Act.BILI_ERROR,
+    ]
+    with pytest.raises(KeyError):
+        finish_act(P)  # pending is no final status
 
 
 def test_design_lifecycle_is_the_notes_diagram() -> None:
@@ -66,6 +53,7 @@ def test_design_lifecycle_is_the_notes_diagram() -> None:
         (R, Act.BILI_ERROR): B,
         (P, Act.CLEANUP): D,
         (R, Act.CLEANUP): D,
+        (C, Act.FAIL): F,  # §9 step 7: the re-ETA throws after the row completed
     }
 
 
@@ -87,7 +75,7 @@ def test_deployed_lifecycle_allows_unguarded_writes_but_never_revives_a_row() ->
     assert advance(C, Act.SUCCEED, table) is C  # completed again after the milestone re-ETA
     assert advance(C, Act.FAIL, table) is F  # a batch enqueued twice
     assert advance(F, Act.STRAY, table) is R  # its id equals an aid of a bulk batch
-    illegal = {(s, a) for s, a in product(Status, Act) if (s, a) not in table}
+    illegal = {(s, a) for s, a in product(ScheduleStatus, Act) if (s, a) not in table}
     assert illegal == (
         {(D, a) for a in Act}
         | {(P, Act.BILI_ERROR)}  # the single path always dispatches first
@@ -114,6 +102,6 @@ def test_transitions_for_follows_the_aids_as_ids_switch() -> None:
         (C, Act.FAIL, 0, 0),
     ],
 )
-def test_window_delta(status: Status, act: Act, design: int, deployed: int) -> None:
+def test_window_delta(status: ScheduleStatus, act: Act, design: int, deployed: int) -> None:
     assert window_delta(status, act, DESIGN) == design
     assert window_delta(status, act, CVSA_2026) == deployed

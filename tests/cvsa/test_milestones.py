@@ -16,9 +16,10 @@ from sim.cvsa.milestones import (
     milestone_candidate,
     milestone_delay_ms,
     milestone_factor,
-    milestone_passed,
+    milestone_reached,
     to_float4,
 )
+from sim.cvsa.params import DEFAULT_PARAMS as P
 from sim.cvsa.snapshots import Snapshot
 from sim.units import HOUR_MS, MINUTE_MS
 
@@ -63,32 +64,34 @@ def test_closest_milestone(views: int, non_strict: int, strict: int) -> None:
     ],
 )
 def test_factor_reference_values_piecewise(x: int, f: float) -> None:
-    assert round(milestone_factor(x, piecewise=True), 2) == f
+    assert round(milestone_factor(x, piecewise=True, factor=P.milestone_factor), 2) == f
 
 
 def test_factor_floor_and_branches() -> None:
     # The floor: the raw piecewise value crosses 4.5 between 3560 and 3561.
-    assert milestone_factor(3560, piecewise=True) > 4.5
+    assert milestone_factor(3560, piecewise=True, factor=P.milestone_factor) > 4.5
     for x in (3561, 10_000, 31_622, 31_623, 900_000, 10**9):
-        assert milestone_factor(x, piecewise=True) == 4.5
+        assert milestone_factor(x, piecewise=True, factor=P.milestone_factor) == 4.5
     # Up to the knee both profiles use the note's formula.
     for x in (0, 1, 10, 100, 200, 454, 455):
-        assert milestone_factor(x, piecewise=False) == milestone_factor(x, piecewise=True)
+        assert milestone_factor(x, piecewise=False, factor=P.milestone_factor) == milestone_factor(
+            x, piecewise=True, factor=P.milestone_factor
+        )
     # Above it the note's formula keeps log10(x + 100) and the +0.601.
-    assert round(milestone_factor(456, piecewise=False), 2) == 10.00
-    assert round(milestone_factor(1000, piecewise=False), 2) == 8.05
-    assert round(milestone_factor(2000, piecewise=False), 2) == 6.37
-    assert milestone_factor(4531, piecewise=False) > 4.5
-    assert milestone_factor(4532, piecewise=False) == 4.5
+    assert round(milestone_factor(456, piecewise=False, factor=P.milestone_factor), 2) == 10.00
+    assert round(milestone_factor(1000, piecewise=False, factor=P.milestone_factor), 2) == 8.05
+    assert round(milestone_factor(2000, piecewise=False, factor=P.milestone_factor), 2) == 6.37
+    assert milestone_factor(4531, piecewise=False, factor=P.milestone_factor) > 4.5
+    assert milestone_factor(4532, piecewise=False, factor=P.milestone_factor) == 4.5
     # The ceiling is never reached for x >= 0 (f(0) = 16.02), but truncation is to [4.5, 100].
-    assert milestone_factor(0, piecewise=False) == pytest.approx(
+    assert milestone_factor(0, piecewise=False, factor=P.milestone_factor) == pytest.approx(
         math.log(4.5 / 2) / math.log(1.054) + 0.601, rel=1e-15
     )
 
 
 def test_factor_rejects_negative_views_to_go() -> None:
     with pytest.raises(ValueError, match="views to go must be >= 0"):
-        milestone_factor(-1, piecewise=True)
+        milestone_factor(-1, piecewise=True, factor=P.milestone_factor)
 
 
 def test_adjusted_eta_takes_the_fastest_lookback() -> None:
@@ -103,8 +106,12 @@ def test_adjusted_eta_takes_the_fastest_lookback() -> None:
     ]
     speed = 100 / ((20 * MINUTE_MS) / HOUR_MS + 1e-5)
     eta = 5000 / (speed + 1e-5) / 4.5
-    assert adjusted_eta_hours(latest, lookbacks, piecewise=True) == EtaEstimate(eta, speed)
-    assert adjusted_eta_hours(latest, lookbacks, piecewise=False) == EtaEstimate(eta, speed)
+    assert adjusted_eta_hours(latest, lookbacks, piecewise=True, params=P) == EtaEstimate(
+        eta, speed
+    )
+    assert adjusted_eta_hours(latest, lookbacks, piecewise=False, params=P) == EtaEstimate(
+        eta, speed
+    )
     assert speed == pytest.approx(299.991, abs=1e-3)
     assert eta == pytest.approx(3.70381, abs=1e-5)
 
@@ -113,40 +120,44 @@ def test_adjusted_eta_uses_the_factor_of_views_to_go() -> None:
     latest = Snapshot(T, 99_900)  # 100 to go: f = 13.35...
     lookbacks = [Snapshot(T - HOUR_MS, 99_800)]
     speed = 100 / (1 + 1e-5)
-    expected = 100 / (speed + 1e-5) / milestone_factor(100, piecewise=True)
-    assert adjusted_eta_hours(latest, lookbacks, piecewise=True) == (expected, speed)
+    expected = (
+        100 / (speed + 1e-5) / milestone_factor(100, piecewise=True, factor=P.milestone_factor)
+    )
+    assert adjusted_eta_hours(latest, lookbacks, piecewise=True, params=P) == (expected, speed)
     assert expected == pytest.approx(0.07488, abs=1e-5)
 
 
 def test_single_snapshot_gives_infinity_and_the_eta_row_of_section_19_5() -> None:
     latest = Snapshot(T, 95_000)
-    result = adjusted_eta_hours(latest, [latest] * 6, piecewise=True)
+    result = adjusted_eta_hours(latest, [latest] * 6, piecewise=True, params=P)
     assert result == EtaEstimate(math.inf, 0.0)
     # eta = remaining / 1e-5, stored as float4.
-    assert eta_table_value(latest.views, result.max_speed) == pytest.approx(5e8, rel=1e-15)
-    assert to_float4(eta_table_value(latest.views, result.max_speed)) == 500_000_000.0
+    assert eta_table_value(latest.views, result.max_speed, P.eta_delta) == pytest.approx(
+        5e8, rel=1e-15
+    )
+    assert to_float4(eta_table_value(latest.views, result.max_speed, P.eta_delta)) == 500_000_000.0
     assert to_float4(499_999_999.99999994) == 500_000_000.0
 
 
 def test_no_snapshot_at_all_gives_zero() -> None:
-    assert adjusted_eta_hours(None, [], piecewise=True) == EtaEstimate(0.0, 0.0)
+    assert adjusted_eta_hours(None, [], piecewise=True, params=P) == EtaEstimate(0.0, 0.0)
 
 
 def test_exact_milestone_gives_zero_once_there_is_growth() -> None:
     latest = Snapshot(T, 2_000_000)
     grew = [Snapshot(T - 3 * MINUTE_MS, 1_999_000), Snapshot(T - HOUR_MS, 1_990_000)]
     first_speed = 1000 / (0.05 + 1e-5)
-    assert adjusted_eta_hours(latest, grew, piecewise=True) == (0.0, first_speed)
+    assert adjusted_eta_hours(latest, grew, piecewise=True, params=P) == (0.0, first_speed)
     # Without growth the ETA stays infinite even on the milestone (§19.5 wins over §19.6).
-    assert adjusted_eta_hours(latest, [latest], piecewise=True) == (math.inf, 0.0)
+    assert adjusted_eta_hours(latest, [latest], piecewise=True, params=P) == (math.inf, 0.0)
 
 
 def test_eta_table_uses_the_strict_ladder() -> None:
     # 2M views: non-strict target is 2M (0 to go) but the eta table aims at 10M.
-    assert eta_table_value(2_000_000, 1000.0) == 8_000_000 / (1000.0 + 1e-5)
+    assert eta_table_value(2_000_000, 1000.0, P.eta_delta) == 8_000_000 / (1000.0 + 1e-5)
     assert eta_table_value(95_000, 100.0, delta=1e-4) == 5000 / (100.0 + 1e-4)
     # A negative speed gives a negative eta (which makes the video a candidate, §10.3).
-    assert eta_table_value(95_000, -10.0) < 0
+    assert eta_table_value(95_000, -10.0, P.eta_delta) < 0
 
 
 def test_bulk_eta_speed_uses_now_and_its_own_epsilon() -> None:
@@ -171,13 +182,13 @@ def test_bulk_eta_speed_uses_now_and_its_own_epsilon() -> None:
     ],
 )
 def test_milestone_delay(eta_h: float, clamped: int | None, unclamped: int | None) -> None:
-    assert milestone_delay_ms(eta_h, clamp=True) == clamped
-    assert milestone_delay_ms(eta_h, clamp=False) == unclamped
+    assert milestone_delay_ms(eta_h, clamp=True, params=P) == clamped
+    assert milestone_delay_ms(eta_h, clamp=False, params=P) == unclamped
 
 
 def test_milestone_delay_drops_the_fraction_of_a_millisecond() -> None:
-    assert milestone_delay_ms(1.0000001e-6, clamp=False) == 3  # 3.60000036 ms
-    assert milestone_delay_ms(0.7 / 3600, clamp=True) == 2_000
+    assert milestone_delay_ms(1.0000001e-6, clamp=False, params=P) == 3  # 3.60000036 ms
+    assert milestone_delay_ms(0.7 / 3600, clamp=True, params=P) == 2_000
 
 
 @pytest.mark.parametrize(
@@ -209,8 +220,18 @@ def test_milestone_delay_drops_the_fraction_of_a_millisecond() -> None:
 def test_milestone_candidate(
     views: int, is_song: bool, eta_h: float | None, design: bool, deployed: bool
 ) -> None:
-    assert milestone_candidate(views, is_song, eta_h, wide=False) is design
-    assert milestone_candidate(views, is_song, eta_h, wide=True) is deployed
+    assert (
+        milestone_candidate(
+            views, is_song, eta_h, wide=False, eta_below_h=P.milestone_candidate_eta_h
+        )
+        is design
+    )
+    assert (
+        milestone_candidate(
+            views, is_song, eta_h, wide=True, eta_below_h=P.milestone_candidate_eta_h
+        )
+        is deployed
+    )
 
 
 def test_lookback_snapshots_pick_the_closest_to_each_lookback() -> None:
@@ -223,14 +244,30 @@ def test_lookback_snapshots_pick_the_closest_to_each_lookback() -> None:
     # 3 min -> 2 min ago; 20 min -> 2 min ago (18 min off vs 30); 1 h -> 50 min ago;
     # 3 h -> 5 h ago (2 h off vs 2 h 10 min: 50 min ago is 2 h 10 min away); 6 h -> 5 h ago;
     # 72 h -> 80 h ago (8 h off vs 67 h).
-    assert lookback_snapshots(rows, T) == [rows[3], rows[3], rows[2], rows[1], rows[1], rows[0]]
-    assert lookback_snapshots([], T) == [None] * 6
+    assert lookback_snapshots(rows, T, P.eta_lookbacks_ms) == [
+        rows[3],
+        rows[3],
+        rows[2],
+        rows[1],
+        rows[1],
+        rows[0],
+    ]
+    assert lookback_snapshots([], T, P.eta_lookbacks_ms) == [None] * 6
 
 
-def test_milestone_passed_is_strictly_above_the_previous_target() -> None:
-    assert not milestone_passed(95_000, 99_999)
-    assert not milestone_passed(95_000, 100_000)  # exactly on it: not passed
-    assert milestone_passed(95_000, 100_001)
-    assert milestone_passed(999_000, 1_000_001)
-    assert not milestone_passed(1_000_000, 1_000_000)  # already on 1M: the target stays 1M
-    assert milestone_passed(1_000_000, 1_000_001)
+def test_deployed_milestone_is_reached_only_strictly_above_it() -> None:
+    # milestone_reached_strict (cvsa-2026, reference §9 step 7): views > closest_milestone(prev)
+    assert not milestone_reached(95_000, 99_999, strict=True)
+    assert not milestone_reached(95_000, 100_000, strict=True)  # exactly on it: not reached
+    assert milestone_reached(95_000, 100_001, strict=True)
+    assert milestone_reached(999_000, 1_000_001, strict=True)
+    assert not milestone_reached(1_000_000, 1_000_000, strict=True)  # on 1M: the target stays 1M
+    assert milestone_reached(1_000_000, 1_000_001, strict=True)
+
+
+def test_design_milestone_is_reached_at_the_milestone() -> None:
+    # seed 000 "若已达成成就则不再调度": views >= closest_milestone(prev)
+    assert not milestone_reached(95_000, 99_999, strict=False)
+    assert milestone_reached(95_000, 100_000, strict=False)  # exactly on it: reached
+    assert milestone_reached(999_000, 1_000_000, strict=False)
+    assert milestone_reached(1_000_000, 1_000_000, strict=False)  # on 1M, which is its milestone

@@ -10,9 +10,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from sim import units
 from sim._native import source_path
-from sim.cvsa import constants
 from sim.cvsa.profile import (
     CVSA_2026,
     DESIGN,
@@ -22,9 +20,9 @@ from sim.cvsa.profile import (
     UnknownSwitch,
     resolve,
 )
-from sim.cvsa.profile_doc import render_markdown
 from sim.scenario import ScenarioError, parse_scenario
 from sim.scenario.model import Scenario
+from sim.scenario.profile_doc import render_markdown
 from sim.scenario.switches import NONE_WORDS, SwitchOverrides
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "profiles.md"
@@ -59,6 +57,7 @@ EXPECTED = {
     "archive_keeps_time_of_day": (False, True),
     "bulk_failure_archive_to_normal": (False, True),
     "bili_error_blocks_aid": (True, True),
+    "milestone_reached_strict": (False, True),
     "retry_policy": ("backoff", "cvsa"),
 }
 
@@ -112,10 +111,12 @@ def test_overrides_table_has_exactly_the_switches() -> None:
 def test_each_switch_can_be_overridden_to_the_other_profile(name: str) -> None:
     value = getattr(CVSA_2026, name)
     written = NONE_WORDS[name] if value is None else value
-    assert resolve("design", {name: written}) == dataclasses.replace(DESIGN, **{name: value})
+    expected = dataclasses.replace(DESIGN, **{name: value})
+    assert resolve("design", checked({name: written})) == expected
     back = getattr(DESIGN, name)
     written = NONE_WORDS[name] if back is None else back
-    assert resolve("cvsa-2026", {name: written}) == dataclasses.replace(CVSA_2026, **{name: back})
+    expected = dataclasses.replace(CVSA_2026, **{name: back})
+    assert resolve("cvsa-2026", checked({name: written})) == expected
 
 
 def test_resolve_without_overrides_is_the_profile() -> None:
@@ -123,17 +124,27 @@ def test_resolve_without_overrides_is_the_profile() -> None:
     assert resolve("cvsa-2026", {}) == CVSA_2026
 
 
+def checked(overrides: dict[str, object]) -> dict[str, object]:
+    """A ``[switches]`` table as the scenario layer validates it for :func:`resolve`."""
+    return SwitchOverrides.model_validate(overrides).values()
+
+
 def test_resolve_parses_durations_and_words() -> None:
     sw = resolve(
         "design",
-        {"single_tick_lookback_ms": "90s", "new_speed_floor_after_ms": "2h", "window_cap": 2000},
+        checked(
+            {
+                "single_tick_lookback_ms": "90s",
+                "new_speed_floor_after_ms": "2h",
+                "window_cap": 2000,
+            }
+        ),
     )
     assert sw.single_tick_lookback_ms == 90_000
     assert sw.new_speed_floor_after_ms == 7_200_000
     assert sw.window_cap == 2000
-    assert (
-        resolve("cvsa-2026", {"window_refresh_every_ms": "never"}).window_refresh_every_ms is None
-    )
+    never = checked({"window_refresh_every_ms": "never"})
+    assert resolve("cvsa-2026", never).window_refresh_every_ms is None
     # The literal "10 days" reading of the note's forward search.
     assert resolve("design", {"forward_search_windows": 2880}).forward_search_windows == 2880
 
@@ -161,7 +172,7 @@ def test_resolve_rejects_unknown_names_listing_the_known_ones() -> None:
 )
 def test_resolve_rejects_bad_values(name: str, value: object) -> None:
     with pytest.raises(ValidationError):
-        resolve("design", {name: value})
+        resolve("design", checked({name: value}))
 
 
 SCENARIO = """\
@@ -182,7 +193,7 @@ def test_scenario_switches_table_and_set_override() -> None:
         "single_tick_lookback_ms": "unbounded",
         "cleanup_decrements": True,
     }
-    sw = resolve(s.profile, s.switches.as_overrides())
+    sw = resolve(s.profile, s.switches.values())
     assert sw == dataclasses.replace(
         CVSA_2026, window_cap=1500, single_tick_lookback_ms=None, cleanup_decrements=True
     )
@@ -191,7 +202,7 @@ def test_scenario_switches_table_and_set_override() -> None:
 def test_scenario_without_switches_has_no_overrides() -> None:
     s = parse_scenario('name = "x"\nduration = "1h"\n')
     assert s.switches.as_overrides() == {}
-    assert resolve(s.profile, s.switches.as_overrides()) == DESIGN
+    assert resolve(s.profile, s.switches.values()) == DESIGN
 
 
 def test_scenario_switch_errors_name_file_line_key_and_known_keys() -> None:
@@ -218,7 +229,7 @@ def test_scenario_bad_duration_is_reported_with_the_accepted_forms() -> None:
 
 def test_committed_doc_matches_the_generated_one() -> None:
     assert DOC.read_text(encoding="utf-8") == render_markdown(), (
-        "docs/profiles.md is stale: run `python -m sim.cvsa.profile_doc docs/profiles.md`"
+        "docs/profiles.md is stale: run `python -m sim.scenario.profile_doc docs/profiles.md`"
     )
 
 
@@ -227,13 +238,6 @@ def test_doc_shows_values_as_a_scenario_writes_them() -> None:
     assert '| `single_tick_lookback_ms` | "unbounded" | "1m" |' in text
     assert '| `new_speed_floor_after_ms` | 0 | "2h" |' in text
     assert '| `retry_policy` | "backoff" | "cvsa" |' in text
-    assert "| `NEW_INITIAL_OFFSETS_MS` | 90s, 3m, 5m, 10m |" in text
-
-
-def test_constants_registry_names_match_module_attributes() -> None:
-    names = [c.name for c in constants.CONSTANTS]
-    assert len(names) == len(set(names))
-    for c in constants.CONSTANTS:
-        assert getattr(constants, c.name) == c.value, c.name
-    public = {n for n in vars(constants) if n.isupper() and n[0] != "_" and not hasattr(units, n)}
-    assert public - {"CONSTANTS"} == set(names)
+    assert "| `new_initial_offsets_ms` | 90s, 3m, 5m, 10m |" in text
+    assert "| `regular_interval_bands` | 6 → 36, 120 → 24, 320 → 12 |" in text
+    assert "| `new_interval_ladder` | 1000 → 15m, 100 → 1h, 50 → 2h |" in text

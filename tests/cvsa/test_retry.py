@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from sim.cvsa.lifecycle import SnapshotType, Status
+from sim.cvsa.params import DEFAULT_PARAMS
 from sim.cvsa.profile import CVSA_2026, DESIGN
 from sim.cvsa.retry import (
-    CVSA_ERROR_KINDS,
-    CVSA_OUTCOMES,
+    ERROR_CLASS,
     Backoff,
     CvsaRetry,
     ErrorKind,
@@ -16,15 +15,20 @@ from sim.cvsa.retry import (
     Path,
     backoff_delay_ms,
     backoff_retry_ms,
+    cvsa_outcomes,
     cvsa_retry,
+    deployed_outcome,
     is_retryable,
 )
+from sim.cvsa.vocabulary import ScheduleStatus, ScheduleType, UpstreamErrorKind
+
+CVSA_OUTCOMES = cvsa_outcomes(DEFAULT_PARAMS)
 
 MS, NEW, NORMAL, ARCHIVE = (
-    SnapshotType.MILESTONE,
-    SnapshotType.NEW,
-    SnapshotType.NORMAL,
-    SnapshotType.ARCHIVE,
+    ScheduleType.MILESTONE,
+    ScheduleType.NEW,
+    ScheduleType.NORMAL,
+    ScheduleType.ARCHIVE,
 )
 
 
@@ -82,12 +86,28 @@ def test_backoff_retry_gives_up_after_max_retries_or_on_permanent_errors() -> No
     assert backoff_retry_ms(Backoff(max_retries=0), 1, ErrorKind.NETWORK, 0.5) is None
 
 
-def test_deployed_failures_classified_for_seed_004() -> None:
-    assert {o: is_retryable(k) for o, k in CVSA_ERROR_KINDS.items()} == {
-        Outcome.BILI_CODE: False,
-        Outcome.NO_PROXY: True,
-        Outcome.ALICLOUD_PROXY_ERR: True,
-        Outcome.OTHER: True,
+def test_upstream_failures_classified_for_seed_004() -> None:
+    assert set(ERROR_CLASS) == set(UpstreamErrorKind)
+    assert {k: is_retryable(c) for k, c in ERROR_CLASS.items()} == {
+        UpstreamErrorKind.BILI_CODE: False,  # a business error
+        UpstreamErrorKind.NO_PROXY: True,  # rate-limited everywhere
+        UpstreamErrorKind.FETCH_ERROR: True,
+        UpstreamErrorKind.ALICLOUD_ERROR: True,  # a failing proxy: 5xx
+        UpstreamErrorKind.TIMEOUT: True,
+        UpstreamErrorKind.HTTP_429: True,
+        UpstreamErrorKind.HTTP_5XX: True,
+    }
+
+
+def test_upstream_failures_as_the_deployed_code_names_them() -> None:
+    assert {k: deployed_outcome(k) for k in UpstreamErrorKind} == {
+        UpstreamErrorKind.BILI_CODE: Outcome.BILI_CODE,
+        UpstreamErrorKind.NO_PROXY: Outcome.NO_PROXY,
+        UpstreamErrorKind.FETCH_ERROR: Outcome.OTHER,
+        UpstreamErrorKind.ALICLOUD_ERROR: Outcome.ALICLOUD_PROXY_ERR,
+        UpstreamErrorKind.TIMEOUT: Outcome.OTHER,
+        UpstreamErrorKind.HTTP_429: Outcome.OTHER,
+        UpstreamErrorKind.HTTP_5XX: Outcome.OTHER,
     }
 
 
@@ -95,16 +115,16 @@ def test_outcome_table_statuses() -> None:
     assert set(CVSA_OUTCOMES) == {(p, o) for p in Path for o in Outcome}
     statuses = {key: row.status for key, row in CVSA_OUTCOMES.items()}
     assert statuses == {
-        (Path.SINGLE, Outcome.SUCCESS): Status.COMPLETED,
-        (Path.SINGLE, Outcome.BILI_CODE): Status.BILI_ERROR,
-        (Path.SINGLE, Outcome.NO_PROXY): Status.NO_PROXY,
-        (Path.SINGLE, Outcome.ALICLOUD_PROXY_ERR): Status.FAILED,
-        (Path.SINGLE, Outcome.OTHER): Status.FAILED,
-        (Path.BULK, Outcome.SUCCESS): Status.COMPLETED,
-        (Path.BULK, Outcome.BILI_CODE): Status.FAILED,
-        (Path.BULK, Outcome.NO_PROXY): Status.NO_PROXY,
-        (Path.BULK, Outcome.ALICLOUD_PROXY_ERR): Status.FAILED,
-        (Path.BULK, Outcome.OTHER): Status.FAILED,
+        (Path.SINGLE, Outcome.SUCCESS): ScheduleStatus.COMPLETED,
+        (Path.SINGLE, Outcome.BILI_CODE): ScheduleStatus.BILI_ERROR,
+        (Path.SINGLE, Outcome.NO_PROXY): ScheduleStatus.NO_PROXY,
+        (Path.SINGLE, Outcome.ALICLOUD_PROXY_ERR): ScheduleStatus.FAILED,
+        (Path.SINGLE, Outcome.OTHER): ScheduleStatus.FAILED,
+        (Path.BULK, Outcome.SUCCESS): ScheduleStatus.COMPLETED,
+        (Path.BULK, Outcome.BILI_CODE): ScheduleStatus.FAILED,
+        (Path.BULK, Outcome.NO_PROXY): ScheduleStatus.NO_PROXY,
+        (Path.BULK, Outcome.ALICLOUD_PROXY_ERR): ScheduleStatus.FAILED,
+        (Path.BULK, Outcome.OTHER): ScheduleStatus.FAILED,
     }
     assert all(not row.force and row.adjust for row in CVSA_OUTCOMES.values())
 
@@ -131,15 +151,15 @@ def test_outcome_table_statuses() -> None:
     ],
 )
 def test_cvsa_retry_deployed(
-    path: Path, outcome: Outcome, kind: SnapshotType, u: float, expected: CvsaRetry | None
+    path: Path, outcome: Outcome, kind: ScheduleType, u: float, expected: CvsaRetry | None
 ) -> None:
-    assert cvsa_retry(path, outcome, kind, CVSA_2026, u) == expected
+    assert cvsa_retry(CVSA_OUTCOMES[path, outcome], kind, CVSA_2026, u) == expected
 
 
 def test_cvsa_retry_keeps_archive_rows_archive_when_the_leak_is_off() -> None:
-    assert cvsa_retry(Path.BULK, Outcome.BILI_CODE, ARCHIVE, DESIGN, 0.3) == CvsaRetry(
-        ARCHIVE, 15_000, False, True
+    bili, no_proxy = (
+        CVSA_OUTCOMES[Path.BULK, Outcome.BILI_CODE],
+        CVSA_OUTCOMES[Path.BULK, Outcome.NO_PROXY],
     )
-    assert cvsa_retry(Path.BULK, Outcome.NO_PROXY, ARCHIVE, DESIGN, 0.5) == CvsaRetry(
-        ARCHIVE, 15_000, False, True
-    )
+    assert cvsa_retry(bili, ARCHIVE, DESIGN, 0.3) == CvsaRetry(ARCHIVE, 15_000, False, True)
+    assert cvsa_retry(no_proxy, ARCHIVE, DESIGN, 0.5) == CvsaRetry(ARCHIVE, 15_000, False, True)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sim.cvsa.lifecycle import SnapshotType
+from sim.cvsa.params import DEFAULT_PARAMS as P
 from sim.cvsa.profile import CVSA_2026, DESIGN
 from sim.cvsa.ticks import (
     BULK_TYPES,
@@ -17,38 +17,41 @@ from sim.cvsa.ticks import (
     single_tick_sort_key,
     single_tick_types,
 )
+from sim.cvsa.vocabulary import ScheduleType
 
 T = 1_924_992_000_000
 MS, NEW, NORMAL, ARCHIVE = (
-    SnapshotType.MILESTONE,
-    SnapshotType.NEW,
-    SnapshotType.NORMAL,
-    SnapshotType.ARCHIVE,
+    ScheduleType.MILESTONE,
+    ScheduleType.NEW,
+    ScheduleType.NORMAL,
+    ScheduleType.ARCHIVE,
 )
 
 
 def test_single_tick_bounds_are_inclusive() -> None:
-    assert single_tick_bounds(T, CVSA_2026) == (T - 60_000, T + 1_000)
-    assert single_tick_bounds(T, DESIGN) == (None, T + 1_000)
-    bounds = single_tick_bounds(T, CVSA_2026)
+    assert single_tick_bounds(T, CVSA_2026, P) == (T - 60_000, T + 1_000)
+    assert single_tick_bounds(T, DESIGN, P) == (None, T + 1_000)
+    bounds = single_tick_bounds(T, CVSA_2026, P)
     assert [in_bounds(t, bounds) for t in (T - 60_001, T - 60_000, T + 1_000, T + 1_001)] == [
         False,
         True,
         True,
         False,
     ]
-    assert in_bounds(T - 10**9, single_tick_bounds(T, DESIGN))
+    assert in_bounds(T - 10**9, single_tick_bounds(T, DESIGN, P))
 
 
 def test_bulk_tick_bounds() -> None:
-    assert bulk_tick_bounds(T, CVSA_2026) == (T - 120_000, T + 15_000)
-    assert bulk_tick_bounds(T, DESIGN) == (None, T + 15_000)
+    assert bulk_tick_bounds(T, CVSA_2026, P) == (T - 120_000, T + 15_000)
+    assert bulk_tick_bounds(T, DESIGN, P) == (None, T + 15_000)
 
 
 def test_tick_types() -> None:
-    assert single_tick_types(DESIGN) == {MS, NEW}
-    assert single_tick_types(CVSA_2026) == {MS, NEW, ARCHIVE}
-    assert frozenset({NORMAL, ARCHIVE}) == BULK_TYPES
+    assert single_tick_types(DESIGN) == (NEW, MS)
+    # Deployed: type <> 'normal', so every other type of the vocabulary (reference §7.1).
+    assert single_tick_types(CVSA_2026) == tuple(t for t in ScheduleType if t is not NORMAL)
+    assert single_tick_types(CVSA_2026) == (NEW, MS, ARCHIVE)
+    assert BULK_TYPES == (NORMAL, ARCHIVE)
 
 
 def test_orders() -> None:
@@ -69,12 +72,12 @@ def test_batches_of_thirty() -> None:
 
 
 def test_priorities() -> None:
-    assert [single_priority(t) for t in (MS, NEW, ARCHIVE)] == [1, 3, 3]
-    assert bulk_priority([NORMAL] * 30, DESIGN) == 3
-    assert bulk_priority([NORMAL, ARCHIVE], DESIGN) == 2
-    assert bulk_priority([ARCHIVE] * 30, DESIGN) == 2
-    assert bulk_priority([ARCHIVE] * 30, CVSA_2026) == 3
+    assert [single_priority(t, P) for t in (MS, NEW, ARCHIVE)] == [1, 3, 3]
+    assert bulk_priority([NORMAL] * 30, DESIGN, P) == 3
+    assert bulk_priority([NORMAL, ARCHIVE], DESIGN, P) == 2
+    assert bulk_priority([ARCHIVE] * 30, DESIGN, P) == 2
+    assert bulk_priority([ARCHIVE] * 30, CVSA_2026, P) == 3
 
 
 def test_cleanup_cutoff() -> None:
-    assert cleanup_cutoff_ms(T) == T - 120_000
+    assert cleanup_cutoff_ms(T, P) == T - 120_000

@@ -1,4 +1,4 @@
-"""adjustSnapshotTime as an effect generator (reference §6.2, §19.1-§19.4)."""
+"""adjustSnapshotTime as a state machine of effects (reference §6.2, §19.1-§19.4)."""
 
 from __future__ import annotations
 
@@ -8,10 +8,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from sim.cvsa.params import DEFAULT_PARAMS as P
 from sim.cvsa.profile import CVSA_2026, DESIGN
 from sim.cvsa.windows import (
     Adjusted,
-    AdjustGen,
+    AdjustSearch,
     Reserve,
     Reserved,
     adjust_snapshot_time,
@@ -42,15 +43,22 @@ class Draws(random.Random):
 
 def deployed(
     expected: int, now: int, rng: random.Random, *, cap: int = 3000, fwd: int = 4032
-) -> AdjustGen:
+) -> AdjustSearch:
     return adjust_snapshot_time(
-        expected, now, cap=cap, forward_windows=fwd, backward_windows=6, bare_fallback=True, rng=rng
+        expected,
+        now,
+        cap=cap,
+        forward_windows=fwd,
+        backward_windows=6,
+        bare_fallback=True,
+        window_ms=W,
+        rng=rng,
     )
 
 
 def design(
     expected: int, now: int, rng: random.Random, *, cap: int = 1000, fwd: int = 4032
-) -> AdjustGen:
+) -> AdjustSearch:
     return adjust_snapshot_time(
         expected,
         now,
@@ -58,6 +66,7 @@ def design(
         forward_windows=fwd,
         backward_windows=6,
         bare_fallback=False,
+        window_ms=W,
         rng=rng,
     )
 
@@ -80,11 +89,17 @@ class Recording(dict[int, int]):
 
 
 def test_step_by_step_protocol() -> None:
-    g = deployed(W0 + 1234, now=W0, rng=Draws(0.5), cap=1)
-    assert next(g) == Reserve(W0, W, 4032, 1)  # the forward search, as one effect
-    with pytest.raises(StopIteration) as stop:
-        g.send(Reserved(W0 + W, 1, 2))  # the first window was full, the second fitted
-    assert stop.value.value == Adjusted(W0 + W + 150_000, W0 + W, 2, "forward")
+    search = deployed(W0 + 1234, now=W0, rng=Draws(0.5), cap=1)
+    assert search.start() == Reserve(W0, W, 4032, 1)  # the forward search, as one effect
+    # The first window was full, the second fitted.
+    assert search.reply(Reserved(W0 + W, 1, 2)) == Adjusted(W0 + W + 150_000, W0 + W, 2, "forward")
+
+
+def test_a_failed_forward_search_asks_for_the_fallback() -> None:
+    search = deployed(W0 + 1234, now=W0, rng=Draws(), cap=1, fwd=3)
+    assert search.start() == Reserve(W0, W, 3, 1)
+    assert search.reply(Reserved(None, -1, 3)) == Reserve(W0, -W, 6, 1)
+    assert search.reply(Reserved(W0 - W, 1, 2)) == Adjusted(W0 - W, W0 - W, 5, "fallback")
 
 
 def test_a_reserve_probes_each_window_and_keeps_only_the_first_with_room() -> None:
@@ -177,6 +192,7 @@ def test_exhausted_returns_the_target_and_reserves_nothing() -> None:
             forward_windows=3,
             backward_windows=2,
             bare_fallback=True,
+            window_ms=W,
             rng=Draws(),
         ),
         counter,
@@ -196,11 +212,12 @@ def test_profiles_pick_the_cap() -> None:
     for switches, cap in ((DESIGN, 1000), (CVSA_2026, 3000)):
         counter = {W0: cap - 1}
         assert (
-            run_against(adjust_with(switches, W0, W0, Draws(0.0)), counter).reserved_window_ms == W0
+            run_against(adjust_with(switches, P, W0, W0, Draws(0.0)), counter).reserved_window_ms
+            == W0
         )
         counter = {W0: cap}
         assert run_against(
-            adjust_with(switches, W0, W0, Draws(0.0)), counter
+            adjust_with(switches, P, W0, W0, Draws(0.0)), counter
         ).reserved_window_ms == (W0 + W)
 
 
@@ -249,6 +266,7 @@ def test_adjust_properties(
             forward_windows=fwd,
             backward_windows=back,
             bare_fallback=bare,
+            window_ms=W,
             rng=random.Random(seed),
         ),
         counter,

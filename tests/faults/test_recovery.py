@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from sim.cvsa.constants import CLEANUP_EVERY_MS
+from sim.cvsa.params import DEFAULT_PARAMS
 from sim.cvsa.retry import backoff_delay_ms
+from sim.cvsa.vocabulary import ScheduleType, UpstreamErrorKind
 from sim.events.cvsa_kinds import (
     RetryScheduled,
     ScheduleCreated,
@@ -19,7 +20,7 @@ from sim.ports import UpstreamError
 from sim.rng import RandomStreams
 from sim.scheduler.context import Ctx
 from sim.scheduler.feed import classify_song
-from sim.scheduler.schedule import schedule_snapshot
+from sim.scheduler.schedule_snapshot import schedule_snapshot
 from sim.testing.model import T0, Video, run_model
 from sim.units import HOUR_MS, MINUTE_MS, SECOND_MS, WINDOW_MS
 
@@ -33,7 +34,7 @@ def test_retries_during_an_outage_follow_the_seed_004_backoff_formula() -> None:
     outage = (T0 + 80 * SECOND_MS, T0 + 10 * MINUTE_MS + 80 * SECOND_MS)
 
     def fault(now: int, aids: tuple[int, ...]) -> UpstreamError | None:
-        return UpstreamError("http_5xx") if outage[0] <= now < outage[1] else None
+        return UpstreamError(UpstreamErrorKind.HTTP_5XX) if outage[0] <= now < outage[1] else None
 
     async def setup(ctx: Ctx) -> None:
         await classify_song(ctx, AID, T0 - HOUR_MS)
@@ -85,7 +86,7 @@ def test_after_counter_loss_the_rebuilt_counts_equal_the_pending_rows() -> None:
 
     async def setup(ctx: Ctx) -> None:
         for i, v in enumerate(videos):  # rows spread over the coming hours
-            await schedule_snapshot(ctx, v.aid, "normal", T0 + (i % 8) * HOUR_MS)
+            await schedule_snapshot(ctx, v.aid, ScheduleType.NORMAL, T0 + (i % 8) * HOUR_MS)
 
     run = run_model(
         videos,
@@ -101,7 +102,7 @@ def test_after_counter_loss_the_rebuilt_counts_equal_the_pending_rows() -> None:
         hour = start - start % HOUR_MS
         return (
             await counter.get_all(),
-            await store.pending_counts_by_window(hour, hour + 14 * 24 * HOUR_MS),
+            await store.pending_counts_by_window(hour, hour + 14 * 24 * HOUR_MS, 5 * MINUTE_MS),
         )
 
     counts, pending = trio.run(read)
@@ -122,7 +123,7 @@ def test_after_a_crash_processing_rows_are_gone_within_four_minutes() -> None:
 
     async def setup(ctx: Ctx) -> None:
         # a milestone row due just before the crash; its fetch takes 20 s, so it is in flight
-        await schedule_snapshot(ctx, AID, "milestone", crash_at - 5 * SECOND_MS)
+        await schedule_snapshot(ctx, AID, ScheduleType.MILESTONE, crash_at - 5 * SECOND_MS)
 
     run = run_model(
         [Video(AID, T0 - 30 * HOUR_MS, views=lambda t: 99_990)],
@@ -143,6 +144,6 @@ def test_after_a_crash_processing_rows_are_gone_within_four_minutes() -> None:
     assert len(deleted) == 1
     assert deleted[0].status == 1  # still processing when deleted
     assert deleted[0].t_ms <= crash_at + 4 * MINUTE_MS
-    assert (deleted[0].t_ms - T0) % CLEANUP_EVERY_MS == 0  # by a cleanup iteration
+    assert (deleted[0].t_ms - T0) % DEFAULT_PARAMS.cleanup_every_ms == 0  # by a cleanup iteration
     assert not [e for e in run.events(SnapshotTaken) if e.schedule == started[0].schedule]
     assert run.events(ScheduleCreated)

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from sim.cvsa.vocabulary import ScheduleType
 from sim.events.cvsa_kinds import StrayStatusChange
 from sim.metrics.invariants import (
     LifecycleInvariants,
@@ -20,7 +21,7 @@ from sim.metrics.invariants import (
 )
 from sim.ports import ScheduleRow
 from sim.scheduler.context import Ctx
-from sim.scheduler.schedule import schedule_snapshot
+from sim.scheduler.schedule_snapshot import schedule_snapshot
 from sim.testing.model import T0, ModelRun, Video, run_model
 from sim.units import HOUR_MS, MINUTE_MS, SECOND_MS
 from sim.world.truth import Crossings
@@ -52,7 +53,7 @@ def all_reducers(run: ModelRun) -> dict[str, Any]:
 def new_song_setup(aid: int) -> Setup:
     async def setup(ctx: Ctx) -> None:  # what classifyVideo does for a new song (§13.2)
         for offset in (90 * SECOND_MS, 3 * MINUTE_MS, 5 * MINUTE_MS, 10 * MINUTE_MS):
-            await schedule_snapshot(ctx, aid, "new", ctx.now + offset, force=True)
+            await schedule_snapshot(ctx, aid, ScheduleType.NEW, ctx.now + offset, force=True)
 
     return setup
 
@@ -121,8 +122,10 @@ def blocked_setup(*, broken_tick: bool) -> Setup:
 
     async def setup(ctx: Ctx) -> None:
         await ctx.store.set_video_status(A, -404)
-        await schedule_snapshot(ctx, A, "milestone", ctx.now + MINUTE_MS, force=True)
-        await schedule_snapshot(ctx, A, "milestone", ctx.now + 90 * SECOND_MS, force=True)
+        await schedule_snapshot(ctx, A, ScheduleType.MILESTONE, ctx.now + MINUTE_MS, force=True)
+        await schedule_snapshot(
+            ctx, A, ScheduleType.MILESTONE, ctx.now + 90 * SECOND_MS, force=True
+        )
         if broken_tick:
 
             async def never_processing(aid: int) -> bool:
@@ -185,7 +188,7 @@ def test_window_cap_catches_a_counter_that_ignores_the_cap(broken: bool) -> None
 
             ctx.counter.reserve = uncapped  # type: ignore[method-assign]
         for aid in songs:
-            await schedule_snapshot(ctx, aid, "normal", ctx.now + HOUR_MS)
+            await schedule_snapshot(ctx, aid, ScheduleType.NORMAL, ctx.now + HOUR_MS)
 
     run = run_model(
         [growing(a) for a in songs], until="10m", switches={"window_cap": 2}, setup=setup
@@ -212,7 +215,7 @@ def test_window_cap_catches_a_counter_that_ignores_the_cap(broken: bool) -> None
 
 def test_a_caller_passing_a_past_target_is_caught() -> None:
     async def setup(ctx: Ctx) -> None:
-        await schedule_snapshot(ctx, A, "milestone", ctx.now - 10 * MINUTE_MS)
+        await schedule_snapshot(ctx, A, ScheduleType.MILESTONE, ctx.now - 10 * MINUTE_MS)
 
     run = run_model([approacher(A)], until="10m", setup=setup)
     out = results(run, NoScheduleBeforeCreation(bare_fallback=False))
@@ -225,8 +228,8 @@ def test_a_caller_passing_a_past_target_is_caught() -> None:
 @pytest.mark.parametrize("profile", ["design", "cvsa-2026"])
 def test_the_fallback_into_the_past_is_allowed_only_when_bare(profile: str) -> None:
     async def setup(ctx: Ctx) -> None:  # one window of room searching forward, cap 1
-        await schedule_snapshot(ctx, A, "normal", ctx.now + SECOND_MS)
-        await schedule_snapshot(ctx, B, "normal", ctx.now + SECOND_MS)
+        await schedule_snapshot(ctx, A, ScheduleType.NORMAL, ctx.now + SECOND_MS)
+        await schedule_snapshot(ctx, B, ScheduleType.NORMAL, ctx.now + SECOND_MS)
 
     run = run_model(
         [growing(A), growing(B)],
@@ -356,7 +359,7 @@ def test_the_rebuilt_active_and_processing_rows_match_the_store(profile: str, un
     store = run.ctx.store
     expected = {}
     for v in videos:
-        for t in ("new", "milestone", "normal", "archive"):
+        for t in ScheduleType:
             rows = _now(store.active_schedules(v.aid, t))
             if rows:
                 expected[(v.aid, t)] = sorted(r.id for r in rows)

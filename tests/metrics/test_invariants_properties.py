@@ -10,6 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from sim.cvsa.vocabulary import ScheduleType
 from sim.metrics.invariants import invariant_reducers
 from sim.metrics.invariants.lifecycle import LifecycleInvariants
 from sim.runner import run_scenario
@@ -141,10 +142,12 @@ def _recorded_run() -> tuple[list[Any], list[str], Any]:
     async def setup(ctx: Any) -> None:
         await new_song_setup(10_194_463)(ctx)
         await ctx.store.set_video_status(blocked.aid, -404)
-        from sim.scheduler.schedule import schedule_snapshot
+        from sim.scheduler.schedule_snapshot import schedule_snapshot
 
         for offset in (MINUTE_MS, 90 * SECOND_MS):
-            await schedule_snapshot(ctx, blocked.aid, "milestone", ctx.now + offset, force=True)
+            await schedule_snapshot(
+                ctx, blocked.aid, ScheduleType.MILESTONE, ctx.now + offset, force=True
+            )
 
     young = Video(10_194_463, published_ms=T0 - HOUR_MS, views=lambda t: 2_000 + (t - T0) // 1000)
     run = run_model(

@@ -11,7 +11,7 @@ import pytest
 from sim.runner import run_scenario
 from sim.scenario import load_scenario
 from sim.scheduler import build_cvsa_model
-from sim.scheduler.model import CvsaModel
+from sim.scheduler.deployment import CvsaModel
 from tests.conftest import DATA, ROOT
 
 

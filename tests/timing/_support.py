@@ -12,12 +12,7 @@ import math
 from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from typing import Any
 
-from sim.cvsa.constants import (
-    BULK_TICK_EVERY_MS,
-    BULK_TICK_LOOKAHEAD_MS,
-    SINGLE_TICK_LOOKAHEAD_MS,
-    SNAPSHOT_TICK_EVERY_MS,
-)
+from sim.cvsa.params import DEFAULT_PARAMS as PARAMS
 from sim.events import cvsa_kinds as K
 from sim.events.engine_kinds import JobAdded
 from sim.rng import RandomStreams
@@ -95,13 +90,13 @@ def _first_tick(due_rel: Ms, every: Ms, lookahead: Ms) -> Ms:
 def single_tick_at(due_rel: Ms) -> Ms:
     """When snapshotTick (every 1 s, rows due within the next 1 s, inclusive; seed 000, reference
     §19.9) first takes a row due at ``due_rel`` (relative to T0), if nothing blocks it."""
-    return _first_tick(due_rel, SNAPSHOT_TICK_EVERY_MS, SINGLE_TICK_LOOKAHEAD_MS)
+    return _first_tick(due_rel, PARAMS.snapshot_tick_every_ms, PARAMS.single_tick_lookahead_ms)
 
 
 def bulk_tick_at(due_rel: Ms) -> Ms:
     """When bulkSnapshotTick (every 15 s, rows due within the next 15 s, inclusive; reference
     §8.1, §19.9) first takes a row due at ``due_rel`` (relative to T0)."""
-    return _first_tick(due_rel, BULK_TICK_EVERY_MS, BULK_TICK_LOOKAHEAD_MS)
+    return _first_tick(due_rel, PARAMS.bulk_tick_every_ms, PARAMS.bulk_tick_lookahead_ms)
 
 
 # --- the milestone arithmetic, restated from the spec (not imported from sim.cvsa) -------------

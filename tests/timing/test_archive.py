@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from datetime import datetime, timedelta, timezone
 
+from sim.cvsa.vocabulary import ScheduleType
 from sim.events.cvsa_kinds import ScheduleCreated, ScheduleDispatched, SnapshotTaken
 from sim.scheduler.context import Ctx
 from sim.testing.model import T0, Video, run_model
@@ -48,7 +49,7 @@ def videos() -> list[Video]:
 
 async def far_normal_row(ctx: Ctx) -> None:
     """The song's pending normal row, far ahead, keeps the regular dispatcher from drawing."""
-    await ctx.store.insert_schedule(SONG, "normal", T0 + 30 * DAY_MS, T0)
+    await ctx.store.insert_schedule(SONG, ScheduleType.NORMAL, T0 + 30 * DAY_MS, T0)
 
 
 def test_targets_of_the_run_at_t0() -> None:
@@ -93,7 +94,7 @@ def test_videos_are_picked_up_by_the_next_two_hourly_run() -> None:
         async def add_song(c: Ctx) -> None:
             await c.store.add_video(3, OLD)
             await c.store.add_song(3, OLD)
-            await c.store.insert_schedule(3, "normal", T0 + 30 * DAY_MS, c.now)
+            await c.store.insert_schedule(3, ScheduleType.NORMAL, T0 + 30 * DAY_MS, c.now)
 
         async def add_other(c: Ctx) -> None:
             await c.store.add_video(4, OLD)

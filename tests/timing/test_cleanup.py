@@ -10,6 +10,7 @@ deleted pending row (switch ``cleanup_decrements``; the deployed code does not, 
 
 from __future__ import annotations
 
+from sim.cvsa.vocabulary import ScheduleStatus, ScheduleType
 from sim.events.cvsa_kinds import (
     ScheduleDeleted,
     ScheduleDispatched,
@@ -33,11 +34,13 @@ def blocked_rows(rows: dict[str, int]) -> Setup:
     at 60 s and 120 s are skipped by every tick (reference §7.2) until cleanup removes it."""
 
     async def setup(ctx: Ctx) -> None:
-        rows["blocker"] = await ctx.store.insert_schedule(1, "milestone", T0 + 10_000, T0)
-        await ctx.store.set_schedule_status([rows["blocker"]], "processing")
-        rows["r60"] = await ctx.store.insert_schedule(1, "new", T0 + 60_000, T0)
-        rows["r120"] = await ctx.store.insert_schedule(1, "new", T0 + 120_000, T0)
-        await ctx.store.insert_schedule(1, "archive", T0 + 10 * DAY_MS, T0)
+        rows["blocker"] = await ctx.store.insert_schedule(
+            1, ScheduleType.MILESTONE, T0 + 10_000, T0
+        )
+        await ctx.store.set_schedule_status([rows["blocker"]], ScheduleStatus.PROCESSING)
+        rows["r60"] = await ctx.store.insert_schedule(1, ScheduleType.NEW, T0 + 60_000, T0)
+        rows["r120"] = await ctx.store.insert_schedule(1, ScheduleType.NEW, T0 + 120_000, T0)
+        await ctx.store.insert_schedule(1, ScheduleType.ARCHIVE, T0 + 10 * DAY_MS, T0)
 
     return setup
 
@@ -95,8 +98,8 @@ def test_a_job_whose_row_was_deleted_does_nothing() -> None:
 
     async def setup(ctx: Ctx) -> None:
         for aid in (1, 2):
-            rows.append(await ctx.store.insert_schedule(aid, "new", T0 + 60_500, T0))
-            await ctx.store.insert_schedule(aid, "archive", T0 + 10 * DAY_MS, T0)
+            rows.append(await ctx.store.insert_schedule(aid, ScheduleType.NEW, T0 + 60_500, T0))
+            await ctx.store.insert_schedule(aid, ScheduleType.ARCHIVE, T0 + 10 * DAY_MS, T0)
 
     run = run_model(
         [Video(a, OLD, song=False, views=lambda t: 10) for a in (1, 2)],
@@ -135,8 +138,8 @@ def test_a_row_deleted_while_its_job_fetches_gets_no_final_status() -> None:
     is the deletion."""
 
     async def setup(ctx: Ctx) -> None:
-        await ctx.store.insert_schedule(1, "new", T0 + 5_000, T0)
-        await ctx.store.insert_schedule(1, "archive", T0 + 10 * DAY_MS, T0)
+        await ctx.store.insert_schedule(1, ScheduleType.NEW, T0 + 5_000, T0)
+        await ctx.store.insert_schedule(1, ScheduleType.ARCHIVE, T0 + 10 * DAY_MS, T0)
 
     video = Video(1, OLD, song=False, views=lambda t: 10)
     run = run_model([video], until="5m", setup=setup, latency_ms=250_000)

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from sim.cvsa.vocabulary import ScheduleType
 from sim.events.cvsa_kinds import LOCK_OUTCOME, DispatcherLocked, ScheduleCreated
 from sim.scheduler.context import Ctx
 from sim.testing.model import T0, ModelRun, Video, run_model
@@ -38,7 +39,7 @@ def _run(profile: str, switches: dict[str, object] | None = None) -> tuple[Model
 
     async def setup(ctx: Ctx) -> None:
         for aid in SONGS:  # an active archive row each: the archive dispatcher has nothing to do
-            await ctx.store.insert_schedule(aid, "archive", T0 + 30 * DAY_MS, T0)
+            await ctx.store.insert_schedule(aid, ScheduleType.ARCHIVE, T0 + 30 * DAY_MS, T0)
         ctx.store = SlowInserts(ctx.store, ctx, "normal", 50 * SECOND_MS)
         for t in (10 * SECOND_MS, 200 * SECOND_MS):
             at(ctx, T0 + t, probe)

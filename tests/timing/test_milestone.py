@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import pytest
 
+from sim.cvsa.vocabulary import ScheduleStatus, ScheduleType
 from sim.events.cvsa_kinds import (
     ScheduleCreated,
     ScheduleDispatched,
@@ -66,18 +67,18 @@ def far_rows(*extra: tuple[str, Ms, str]) -> Setup:
     ahead), plus ``extra`` rows (type, due, status)."""
 
     async def setup(ctx: Ctx) -> None:
-        await ctx.store.insert_schedule(AID, "normal", T0 + 10 * DAY_MS, T0)
-        await ctx.store.insert_schedule(AID, "archive", T0 + 10 * DAY_MS, T0)
+        await ctx.store.insert_schedule(AID, ScheduleType.NORMAL, T0 + 10 * DAY_MS, T0)
+        await ctx.store.insert_schedule(AID, ScheduleType.ARCHIVE, T0 + 10 * DAY_MS, T0)
         for type_, due, status in extra:
-            row = await ctx.store.insert_schedule(AID, type_, due, T0)
+            row = await ctx.store.insert_schedule(AID, ScheduleType(type_), due, T0)
             if status != "pending":
-                await ctx.store.set_schedule_status([row], status)
+                await ctx.store.set_schedule_status([row], ScheduleStatus(status))
 
     return setup
 
 
-def run_ms(video: Video, until: str, setup: Setup | None = None) -> ModelRun:
-    return run_model([video], until=until, setup=setup or far_rows())
+def run_ms(video: Video, until: str, setup: Setup | None = None, **switches: object) -> ModelRun:
+    return run_model([video], until=until, setup=setup or far_rows(), switches=switches)
 
 
 def test_first_dispatch_schedules_now_plus_eta_and_repeats_every_5_minutes() -> None:
@@ -263,3 +264,34 @@ def test_after_a_milestone_snapshot_past_the_milestone_tracking_stops() -> None:
     assert [(s.t_ms - T0, s.views) for s in taken] == [(single_tick_at(due), 100_500)]
     assert times(of_type(run, ScheduleCreated, "milestone"), "due_ms") == [due]
     assert times(of_type(run, ScheduleNotCreated, "milestone")) == [300_000]
+
+
+@pytest.mark.parametrize("strict", [False, True])
+def test_a_milestone_snapshot_exactly_on_the_milestone(strict: bool) -> None:
+    """Seed 000 "若已达成成就则不再调度": the snapshot reads exactly 100 000, which design counts
+    as reached: no further milestone row. The deployed code tests ``views > milestone``
+    (reference §9 step 7; switch ``milestone_reached_strict``): exactly 100 000 is not reached,
+    so the worker re-ETAs at once -- ``closest_milestone(100 000)`` is 1M -- and books a new row
+    there and then."""
+
+    def views(t: Ms) -> int:
+        return 100_000 if t >= T0 + 400_000 else 99_000 + (t - T0) * 1_000 // HOUR_MS
+
+    video = Video(
+        AID,
+        T0 - 30 * DAY_MS,
+        song=True,
+        views=views,
+        history=[(T0 - HOUR_MS, 98_000), (T0, 99_000)],
+    )
+    run = run_ms(video, "9m", milestone_reached_strict=strict)
+    due = delay_ms(eta_hours(1_000, speed(1_000, 1)))
+    taken = of_type(run, SnapshotTaken, "milestone")
+    assert [(s.t_ms - T0, s.views) for s in taken] == [(single_tick_at(due), 100_000)]
+    created = of_type(run, ScheduleCreated, "milestone")
+    if not strict:
+        assert times(created, "due_ms") == [due]  # reached: tracking stops
+    else:
+        assert [c.t_ms - T0 for c in created] == [0, single_tick_at(due)]  # the re-ETA's row
+        # Aimed at 1M: 900 000 to go at about 8 000/h, a day away, clamped to 1.2 h (design).
+        assert created[1].due_ms - created[1].t_ms == CLAMP_MAX

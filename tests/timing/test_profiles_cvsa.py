@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from sim.cvsa.vocabulary import ScheduleStatus, ScheduleType, UpstreamErrorKind
 from sim.events.cvsa_kinds import (
     RetryScheduled,
     ScheduleCreated,
@@ -32,7 +33,7 @@ from sim.events.cvsa_kinds import (
 from sim.ports import UpstreamError
 from sim.scheduler.context import Ctx
 from sim.scheduler.feed import classify_song
-from sim.scheduler.schedule import schedule_snapshot
+from sim.scheduler.schedule_snapshot import schedule_snapshot
 from sim.testing.model import T0, Fault, ModelRun, Video, run_model
 from sim.units import DAY_MS, HOUR_MS, MINUTE_MS, SECOND_MS, WEEK_MS, WINDOW_MS, Ms
 from tests.timing._support import (
@@ -71,7 +72,7 @@ def far(aid: int, *types: str) -> Setup:
 
     async def setup(ctx: Ctx) -> None:
         for type_ in types or ("normal", "archive"):
-            await ctx.store.insert_schedule(aid, type_, T0 + 30 * DAY_MS, T0)
+            await ctx.store.insert_schedule(aid, ScheduleType(type_), T0 + 30 * DAY_MS, T0)
 
     return setup
 
@@ -102,7 +103,7 @@ def test_window_cap(profile: str, count: int, same_window: bool) -> None:
 
     async def action(ctx: Ctx) -> None:
         await ctx.counter.incr(W, count)
-        await schedule_snapshot(ctx, 1, "normal", W + 10_000)
+        await schedule_snapshot(ctx, 1, ScheduleType.NORMAL, W + 10_000)
 
     async def setup(ctx: Ctx) -> None:
         at(ctx, NOW, action)
@@ -129,10 +130,10 @@ def test_fallback_after_4032_windows_and_6_back(profile: str) -> None:
     async def action(ctx: Ctx) -> None:
         for i in range(4032):
             await ctx.counter.incr(w0 + i * WINDOW_MS, 1)
-        await schedule_snapshot(ctx, 1, "normal", target)
+        await schedule_snapshot(ctx, 1, ScheduleType.NORMAL, target)
         for i in range(2, 6):
             await ctx.counter.incr(w0 - i * WINDOW_MS, 1)
-        await schedule_snapshot(ctx, 2, "normal", target)
+        await schedule_snapshot(ctx, 2, ScheduleType.NORMAL, target)
 
     async def setup(ctx: Ctx) -> None:
         at(ctx, NOW, action)
@@ -185,9 +186,9 @@ def test_cleanup_decrements(profile: str) -> None:
     seen: list[int] = []
 
     async def setup(ctx: Ctx) -> None:
-        blocker = await ctx.store.insert_schedule(1, "milestone", T0 + 10_000, T0)
-        await ctx.store.set_schedule_status([blocker], "processing")
-        await ctx.store.insert_schedule(1, "new", T0 + 60_000, T0)
+        blocker = await ctx.store.insert_schedule(1, ScheduleType.MILESTONE, T0 + 10_000, T0)
+        await ctx.store.set_schedule_status([blocker], ScheduleStatus.PROCESSING)
+        await ctx.store.insert_schedule(1, ScheduleType.NEW, T0 + 60_000, T0)
         await far(1, "archive")(ctx)
 
         async def probe(c: Ctx) -> None:
@@ -218,10 +219,10 @@ def test_single_tick_lookback(profile: str) -> None:
     rows: list[int] = []
 
     async def setup(ctx: Ctx) -> None:
-        blocker = await ctx.store.insert_schedule(1, "milestone", T0, T0)
-        await ctx.store.set_schedule_status([blocker], "processing")
+        blocker = await ctx.store.insert_schedule(1, ScheduleType.MILESTONE, T0, T0)
+        await ctx.store.set_schedule_status([blocker], ScheduleStatus.PROCESSING)
         for due in (180_000, 181_000):
-            rows.append(await ctx.store.insert_schedule(1, "new", T0 + due, T0))
+            rows.append(await ctx.store.insert_schedule(1, ScheduleType.NEW, T0 + due, T0))
         await far(1, "archive")(ctx)
 
     run = run_model([plain(1)], until="7m", setup=setup, profile=profile)
@@ -243,7 +244,7 @@ def test_single_tick_takes_archive(profile: str) -> None:
     tick (priority 2)."""
 
     async def setup(ctx: Ctx) -> None:
-        await ctx.store.insert_schedule(1, "archive", T0 + 500, T0)
+        await ctx.store.insert_schedule(1, ScheduleType.ARCHIVE, T0 + 500, T0)
 
     run = run_model([plain(1)], until="2s", setup=setup, profile=profile)
     dispatched = run.events(ScheduleDispatched)
@@ -258,7 +259,7 @@ def test_archive_bulk_priority(profile: str) -> None:
     (there is no archive = 2 anywhere, reference §8.2, §16.2), 2 in design (seed 000)."""
 
     async def setup(ctx: Ctx) -> None:
-        await ctx.store.insert_schedule(1, "archive", T0 + 20_000, T0)
+        await ctx.store.insert_schedule(1, ScheduleType.ARCHIVE, T0 + 20_000, T0)
 
     run = run_model([plain(1)], until="20s", setup=setup, profile=profile)
     dispatched = run.events(ScheduleDispatched)
@@ -278,8 +279,12 @@ def test_bulk_tick_lookback(profile: str) -> None:
 
     async def setup(ctx: Ctx) -> None:
         async def insert(c: Ctx) -> None:
-            rows.append(await c.store.insert_schedule(101, "normal", T0 - 105_000, c.now))
-            rows.append(await c.store.insert_schedule(102, "normal", T0 - 105_001, c.now))
+            rows.append(
+                await c.store.insert_schedule(101, ScheduleType.NORMAL, T0 - 105_000, c.now)
+            )
+            rows.append(
+                await c.store.insert_schedule(102, ScheduleType.NORMAL, T0 - 105_001, c.now)
+            )
 
         at(ctx, T0 + 7_500, insert)
 
@@ -304,7 +309,7 @@ def test_bulk_batch_size_deployed() -> None:
 
     async def setup(ctx: Ctx) -> None:
         for aid in aids:
-            await ctx.store.insert_schedule(aid, "normal", T0 + 20_000, T0)
+            await ctx.store.insert_schedule(aid, ScheduleType.NORMAL, T0 + 20_000, T0)
             await far(aid, "archive")(ctx)
 
     history = [(T0 - DAY_MS, 10), (T0 - HOUR_MS, 10)]
@@ -324,11 +329,11 @@ def test_bulk_aids_as_ids(profile: str) -> None:
     batch's own row processing: one job, one snapshot."""
 
     async def setup(ctx: Ctx) -> None:
-        await ctx.store.insert_schedule(50, "new", T0 + DAY_MS, T0)  # id 1
-        await ctx.store.insert_schedule(50, "archive", T0 + DAY_MS, T0)  # id 2
-        await ctx.store.insert_schedule(50, "milestone", T0 + DAY_MS, T0)  # id 3
-        await ctx.store.insert_schedule(3, "normal", T0 + 20_000, T0)  # id 4
-        await ctx.store.insert_schedule(3, "archive", T0 + 30 * DAY_MS, T0)
+        await ctx.store.insert_schedule(50, ScheduleType.NEW, T0 + DAY_MS, T0)  # id 1
+        await ctx.store.insert_schedule(50, ScheduleType.ARCHIVE, T0 + DAY_MS, T0)  # id 2
+        await ctx.store.insert_schedule(50, ScheduleType.MILESTONE, T0 + DAY_MS, T0)  # id 3
+        await ctx.store.insert_schedule(3, ScheduleType.NORMAL, T0 + 20_000, T0)  # id 4
+        await ctx.store.insert_schedule(3, ScheduleType.ARCHIVE, T0 + 30 * DAY_MS, T0)
 
     history = [(T0 - DAY_MS, 10), (T0 - HOUR_MS, 10)]  # no growth: the next row is 72 h out
     videos = [plain(3, history=history), plain(50)]
@@ -362,7 +367,7 @@ def test_bulk_archive_rows_are_also_taken_by_the_single_tick(profile: str) -> No
     snapshots of one row. Design: one bulk job."""
 
     async def setup(ctx: Ctx) -> None:
-        await ctx.store.insert_schedule(101, "archive", T0 + 20_000, T0)
+        await ctx.store.insert_schedule(101, ScheduleType.ARCHIVE, T0 + 20_000, T0)
         await far(101, "normal")(ctx)
 
     history = [(T0 - DAY_MS, 10), (T0 - HOUR_MS, 10)]
@@ -534,8 +539,8 @@ def test_milestone_move_processing(profile: str) -> None:
 
     async def setup(ctx: Ctx) -> None:
         await far(MS_AID)(ctx)
-        row = await ctx.store.insert_schedule(MS_AID, "milestone", T0 + 3 * HOUR_MS, T0)
-        await ctx.store.set_schedule_status([row], "processing")
+        row = await ctx.store.insert_schedule(MS_AID, ScheduleType.MILESTONE, T0 + 3 * HOUR_MS, T0)
+        await ctx.store.set_schedule_status([row], ScheduleStatus.PROCESSING)
 
     run = run_model([linear(95_000, 1_000)], until="1s", setup=setup, profile=profile)
     moved = run.events(ScheduleMoved)
@@ -578,7 +583,7 @@ def test_bulk_reschedules_normal(profile: str) -> None:
 
     async def setup(ctx: Ctx) -> None:
         await far(1, "archive")(ctx)
-        await ctx.store.insert_schedule(1, "normal", T0 + 20_000, T0)
+        await ctx.store.insert_schedule(1, ScheduleType.NORMAL, T0 + 20_000, T0)
 
     video = Video(
         1,
@@ -616,7 +621,7 @@ def test_dispatch_time_caps(profile: str, type_: str, songs: int, cap_s: int, un
 
     async def setup(ctx: Ctx) -> None:
         for aid in aids:
-            await ctx.store.insert_schedule(aid, other, T0 + 30 * DAY_MS, T0)
+            await ctx.store.insert_schedule(aid, ScheduleType(other), T0 + 30 * DAY_MS, T0)
         ctx.store = SlowInserts(ctx.store, ctx, type_, 50 * SECOND_MS)
 
     history = [(T0 - DAY_MS, 1_000), (T0 - HOUR_MS, 1_000)]
@@ -659,12 +664,12 @@ def test_bulk_failure_archive_to_normal(profile: str) -> None:
     nothing."""
 
     async def setup(ctx: Ctx) -> None:
-        await ctx.store.insert_schedule(1, "normal", T0 + 20_000, T0)
-        await ctx.store.insert_schedule(1, "archive", T0 + 30 * DAY_MS, T0)
-        await ctx.store.insert_schedule(2, "archive", T0 + 20_000, T0)
+        await ctx.store.insert_schedule(1, ScheduleType.NORMAL, T0 + 20_000, T0)
+        await ctx.store.insert_schedule(1, ScheduleType.ARCHIVE, T0 + 30 * DAY_MS, T0)
+        await ctx.store.insert_schedule(2, ScheduleType.ARCHIVE, T0 + 20_000, T0)
 
     def fault(t: Ms, aids: tuple[int, ...]) -> UpstreamError:
-        return UpstreamError("bili_code", -352)
+        return UpstreamError(UpstreamErrorKind.BILI_CODE, -352)
 
     videos = [Video(1, OLD, song=True), Video(2, OLD, song=False)]
     run = run_model(videos, until="20s", setup=setup, profile=profile, fault=fault)
@@ -694,7 +699,7 @@ def test_bili_error_blocks_aid_deployed() -> None:
     async def setup(ctx: Ctx) -> None:
         await far(1)(ctx)
         for due in (5_000, 20_000):
-            await ctx.store.insert_schedule(1, "new", T0 + due, T0)
+            await ctx.store.insert_schedule(1, ScheduleType.NEW, T0 + due, T0)
 
     video = plain(1, error=lambda t: -404)
     run = run_model([video], until="5m", setup=setup, profile=CVSA)
@@ -719,7 +724,7 @@ def first_call_fails(kind: str) -> Fault:
         if failed:
             return None
         failed.append(True)
-        return UpstreamError(kind)
+        return UpstreamError(UpstreamErrorKind(kind))
 
     return fault
 
@@ -742,7 +747,7 @@ def test_retry_policy_cvsa_single(type_: str, kind: str, status: str, retry_ms: 
 
     async def setup(ctx: Ctx) -> None:
         await far(1)(ctx)
-        await ctx.store.insert_schedule(1, type_, T0 + 5_000, T0)
+        await ctx.store.insert_schedule(1, ScheduleType(type_), T0 + 5_000, T0)
 
     run = run_model(
         [plain(1, views=10)],
@@ -769,7 +774,7 @@ def test_retry_policy_bulk_no_proxy(profile: str) -> None:
 
     async def setup(ctx: Ctx) -> None:
         await far(1, "archive")(ctx)
-        await ctx.store.insert_schedule(1, "normal", T0 + 20_000, T0)
+        await ctx.store.insert_schedule(1, ScheduleType.NORMAL, T0 + 20_000, T0)
 
     history = [(T0 - DAY_MS, 10), (T0 - HOUR_MS, 10)]
     run = run_model(

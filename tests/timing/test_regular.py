@@ -11,6 +11,7 @@ this dispatcher (switch ``bulk_reschedules_normal``).
 
 from __future__ import annotations
 
+from sim.cvsa.vocabulary import ScheduleStatus, ScheduleType
 from sim.events.cvsa_kinds import ScheduleCreated, ScheduleDispatched, SnapshotTaken
 from sim.scheduler.context import Ctx
 from sim.testing.model import T0, Video, run_model
@@ -103,7 +104,7 @@ def test_dispatcher_runs_every_30_minutes() -> None:
 
     async def setup(ctx: Ctx) -> None:
         for k, aid in enumerate(aids):
-            await ctx.store.insert_schedule(aid, "archive", T0 + 10 * DAY_MS, T0)
+            await ctx.store.insert_schedule(aid, ScheduleType.ARCHIVE, T0 + 10 * DAY_MS, T0)
 
             async def become_song(c: Ctx, aid: int = aid) -> None:
                 await c.store.add_song(aid, OLD)
@@ -127,11 +128,11 @@ def test_only_songs_without_an_active_normal_row() -> None:
     song with only a completed row and a video that is not a song, only the third gets a row."""
 
     async def setup(ctx: Ctx) -> None:
-        await ctx.store.insert_schedule(1, "normal", T0 + DAY_MS, T0)
-        processing = await ctx.store.insert_schedule(2, "normal", T0 + DAY_MS, T0)
-        await ctx.store.set_schedule_status([processing], "processing")
-        completed = await ctx.store.insert_schedule(3, "normal", T0 - DAY_MS, T0)
-        await ctx.store.set_schedule_status([completed], "completed")
+        await ctx.store.insert_schedule(1, ScheduleType.NORMAL, T0 + DAY_MS, T0)
+        processing = await ctx.store.insert_schedule(2, ScheduleType.NORMAL, T0 + DAY_MS, T0)
+        await ctx.store.set_schedule_status([processing], ScheduleStatus.PROCESSING)
+        completed = await ctx.store.insert_schedule(3, ScheduleType.NORMAL, T0 - DAY_MS, T0)
+        await ctx.store.set_schedule_status([completed], ScheduleStatus.COMPLETED)
 
     videos = [
         Video(1, OLD, song=True),

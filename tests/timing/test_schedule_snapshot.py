@@ -7,7 +7,7 @@ random offset of 0-5 min in the chosen window, never earlier than now, the targe
 the last resort; milestone and new add +1 to their window without a cap check. Reference §5,
 §6.2, §19.1-19.4, §19.12 (the reservation stays on the probed window; whole-ms offsets).
 
-Each test calls :func:`sim.scheduler.schedule.schedule_snapshot` from a process at ``NOW``
+Each test calls :func:`sim.scheduler.schedule_snapshot.schedule_snapshot` from a process at ``NOW``
 (after the start-up window rebuild, which would otherwise replace counts set by hand) and reads
 the ``ScheduleCreated`` / ``ScheduleNotCreated`` records. Rows are far enough ahead, or the run
 short enough, that no tick takes them.
@@ -19,9 +19,10 @@ from collections.abc import Awaitable, Callable
 
 import pytest
 
+from sim.cvsa.vocabulary import ScheduleType
 from sim.events.cvsa_kinds import NO_WINDOW, ScheduleCreated, ScheduleNotCreated
 from sim.scheduler.context import Ctx
-from sim.scheduler.schedule import schedule_snapshot
+from sim.scheduler.schedule_snapshot import schedule_snapshot
 from sim.testing.model import T0, ModelRun, run_model
 from sim.units import DAY_MS, HOUR_MS, MINUTE_MS, SECOND_MS, WINDOW_MS, Ms
 from tests.timing._support import NOT_CREATED, PLACEMENT, at, jitter_offsets
@@ -56,8 +57,8 @@ def created_rows(run: ModelRun) -> list[tuple[int, Ms, Ms, Ms, int, int]]:
     ]
 
 
-@pytest.mark.parametrize("type_", ["new", "milestone", "normal", "archive"])
-def test_no_second_active_row_of_a_type_unless_forced(type_: str) -> None:
+@pytest.mark.parametrize("type_", list(ScheduleType))
+def test_no_second_active_row_of_a_type_unless_forced(type_: ScheduleType) -> None:
     """Seed 000 防重复检查 "if (hasActiveSchedule && !force) return": the second call for the same
     video and type inserts nothing; a forced third call inserts; another type is independent.
     (For milestone the later target is refused by the special case first: "not earlier".)"""
@@ -66,7 +67,7 @@ def test_no_second_active_row_of_a_type_unless_forced(type_: str) -> None:
         await schedule_snapshot(ctx, 1, type_, W)
         await schedule_snapshot(ctx, 1, type_, W + MINUTE_MS)
         await schedule_snapshot(ctx, 1, type_, W + 2 * MINUTE_MS, force=True)
-        other = "new" if type_ != "new" else "normal"
+        other = ScheduleType.NEW if type_ is not ScheduleType.NEW else ScheduleType.NORMAL
         await schedule_snapshot(ctx, 1, other, W)
 
     run = run_at_now(action)
@@ -77,7 +78,7 @@ def test_no_second_active_row_of_a_type_unless_forced(type_: str) -> None:
         (W - T0, 0),
     ]
     refused = run.events(ScheduleNotCreated)
-    reason = "milestone_not_earlier" if type_ == "milestone" else "duplicate_active"
+    reason = "milestone_not_earlier" if type_ is ScheduleType.MILESTONE else "duplicate_active"
     assert [(r.t_ms, r.requested_ms - T0, r.reason) for r in refused] == [
         (NOW, W - T0 + MINUTE_MS, NOT_CREATED[reason])
     ]
@@ -90,8 +91,8 @@ def test_windows_hold_at_most_1000_levelled_rows() -> None:
 
     async def action(ctx: Ctx) -> None:
         await ctx.counter.incr(W, 999)
-        await schedule_snapshot(ctx, 1, "normal", W + 10 * SECOND_MS)
-        await schedule_snapshot(ctx, 2, "archive", W + 10 * SECOND_MS)
+        await schedule_snapshot(ctx, 1, ScheduleType.NORMAL, W + 10 * SECOND_MS)
+        await schedule_snapshot(ctx, 2, ScheduleType.ARCHIVE, W + 10 * SECOND_MS)
 
     run = run_at_now(action)
     j = jitter_offsets(2)
@@ -109,9 +110,9 @@ def test_new_and_milestone_rows_take_their_window_without_a_cap_check() -> None:
 
     async def action(ctx: Ctx) -> None:
         await ctx.counter.incr(W, 1_000)
-        await schedule_snapshot(ctx, 1, "new", W + 1_000)
-        await schedule_snapshot(ctx, 2, "milestone", W + 2_000)
-        await schedule_snapshot(ctx, 3, "normal", W + 3_000)
+        await schedule_snapshot(ctx, 1, ScheduleType.NEW, W + 1_000)
+        await schedule_snapshot(ctx, 2, ScheduleType.MILESTONE, W + 2_000)
+        await schedule_snapshot(ctx, 3, ScheduleType.NORMAL, W + 3_000)
 
     run = run_at_now(action)
     w = W - T0
@@ -129,7 +130,7 @@ def test_a_levelled_time_is_never_before_now() -> None:
     reservation stays on the past window (reference §19.2)."""
 
     async def action(ctx: Ctx) -> None:
-        await schedule_snapshot(ctx, 1, "normal", NOW - 30 * MINUTE_MS)
+        await schedule_snapshot(ctx, 1, ScheduleType.NORMAL, NOW - 30 * MINUTE_MS)
 
     run = run_at_now(action)
     target = NOW - 30 * MINUTE_MS - T0
@@ -150,12 +151,12 @@ def test_forward_4032_windows_then_back_6_then_the_target() -> None:
     async def action(ctx: Ctx) -> None:
         for i in range(4031):
             await ctx.counter.incr(W + i * WINDOW_MS, 1)
-        await schedule_snapshot(ctx, 1, "normal", W + 10_000)
+        await schedule_snapshot(ctx, 1, ScheduleType.NORMAL, W + 10_000)
         for i in range(1, 5):
             await ctx.counter.incr(W - i * WINDOW_MS, 1)
-        await schedule_snapshot(ctx, 2, "normal", W + 10_000)
+        await schedule_snapshot(ctx, 2, ScheduleType.NORMAL, W + 10_000)
         before = await ctx.counter.get_all()
-        await schedule_snapshot(ctx, 3, "normal", W + 10_000)
+        await schedule_snapshot(ctx, 3, ScheduleType.NORMAL, W + 10_000)
         counts.extend([before, await ctx.counter.get_all()])
 
     run = run_at_now(action, {"window_cap": 1})

@@ -15,6 +15,7 @@ import math
 
 import pytest
 
+from sim.cvsa.vocabulary import ScheduleType, UpstreamErrorKind
 from sim.events.cvsa_kinds import (
     RetryScheduled,
     ScheduleCreated,
@@ -38,9 +39,9 @@ AID = 1
 
 def one_row(type_: str, due_ms: Ms, *more: Ms) -> Setup:
     async def setup(ctx: Ctx) -> None:
-        await ctx.store.insert_schedule(AID, "archive", T0 + 10 * DAY_MS, T0)
+        await ctx.store.insert_schedule(AID, ScheduleType.ARCHIVE, T0 + 10 * DAY_MS, T0)
         for d in (due_ms, *more):
-            await ctx.store.insert_schedule(AID, type_, d, T0)
+            await ctx.store.insert_schedule(AID, ScheduleType(type_), d, T0)
 
     return setup
 
@@ -116,7 +117,7 @@ def test_retried_failures_end_failed_or_no_proxy(kind: str, status: str) -> None
     """A new row due at 5 s whose every fetch fails: the job retries after d1, d2, d3 (seed 004),
     the fourth failure ends the row ``failed`` (a network error) or ``no_proxy`` (every proxy
     rate-limited, reference §14.3); nothing is rescheduled (the dispatchers own the video)."""
-    run = run_row("new", T0 + 5_000, fault=lambda t, aids: UpstreamError(kind))
+    run = run_row("new", T0 + 5_000, fault=lambda t, aids: UpstreamError(UpstreamErrorKind(kind)))
     d = backoff_delays(3)
     attempts = [4_000, 4_000 + d[0], 4_000 + d[0] + d[1], 4_000 + sum(d)]
     assert times(run.events(UpstreamFailed)) == attempts
@@ -136,7 +137,11 @@ def test_a_bulk_batch_with_a_bilibili_code_fails_without_retry() -> None:
     """A normal row taken by the bulk tick at 15 s whose call answers a bilibili code (a business
     error: not retried, seed 004): the row ends ``failed`` at once and nothing is rescheduled
     (switch ``bulk_failure_archive_to_normal`` / ``retry_policy``)."""
-    run = run_row("normal", T0 + 20_000, fault=lambda t, aids: UpstreamError("bili_code", -352))
+    run = run_row(
+        "normal",
+        T0 + 20_000,
+        fault=lambda t, aids: UpstreamError(UpstreamErrorKind.BILI_CODE, -352),
+    )
     assert [(e.t_ms - T0, e.status) for e in run.events(ScheduleFinished)] == [
         (15_000, STATUS["failed"])
     ]
@@ -152,7 +157,12 @@ def test_a_run_ending_during_a_backoff_closes_the_waiting_job(type_: str) -> Non
     inside an ``except`` block corrupted the interpreter: the workers keep awaits out of them.)"""
     first = 4_000 if type_ == "new" else 0
     until = "6s" if type_ == "new" else "2s"  # before the fourth attempt (>= 3.5 s after the first)
-    run = run_row(type_, T0 + 5_000, until=until, fault=lambda t, aids: UpstreamError("no_proxy"))
+    run = run_row(
+        type_,
+        T0 + 5_000,
+        until=until,
+        fault=lambda t, aids: UpstreamError(UpstreamErrorKind.NO_PROXY),
+    )
     retries = run.events(RetryScheduled)
     assert [e.attempt for e in retries][:1] == [1]
     assert retries[0].t_ms == T0 + first

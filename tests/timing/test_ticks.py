@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from sim.cvsa.vocabulary import ScheduleStatus, ScheduleType
 from sim.events.cvsa_kinds import (
     ScheduleDeleted,
     ScheduleDispatched,
@@ -84,7 +85,7 @@ def test_single_tick_takes_rows_due_within_the_next_second() -> None:
 
     async def setup(ctx: Ctx) -> None:
         for aid, d in due.items():
-            await ctx.store.insert_schedule(aid, "milestone", T0 + d, T0)
+            await ctx.store.insert_schedule(aid, ScheduleType.MILESTONE, T0 + d, T0)
 
     run = run_model([idle(a) for a in due], until="5s", setup=setup)
     got = {e.aid: e.t_ms - T0 for e in run.events(ScheduleDispatched)}
@@ -99,7 +100,7 @@ def test_single_tick_takes_at_most_ten_rows_in_due_order() -> None:
 
     async def setup(ctx: Ctx) -> None:
         for aid in aids:
-            await ctx.store.insert_schedule(aid, "milestone", T0 + 5_000, T0)
+            await ctx.store.insert_schedule(aid, ScheduleType.MILESTONE, T0 + 5_000, T0)
 
     run = run_model([idle(a) for a in aids], until="6s", setup=setup)
     dispatched = run.events(ScheduleDispatched)
@@ -117,8 +118,8 @@ def test_single_tick_priorities_milestone_1_new_3() -> None:
     §1.4)."""
 
     async def setup(ctx: Ctx) -> None:
-        await ctx.store.insert_schedule(1, "new", T0 + 1_500, T0)
-        await ctx.store.insert_schedule(2, "milestone", T0 + 1_800, T0)
+        await ctx.store.insert_schedule(1, ScheduleType.NEW, T0 + 1_500, T0)
+        await ctx.store.insert_schedule(2, ScheduleType.MILESTONE, T0 + 1_800, T0)
 
     run = run_model(
         [idle(1), idle(2)],
@@ -144,9 +145,9 @@ def test_single_tick_skips_a_video_with_a_processing_row() -> None:
     state: dict[str, int] = {}
 
     async def setup(ctx: Ctx) -> None:
-        blocker = await ctx.store.insert_schedule(1, "milestone", T0, T0)
-        await ctx.store.set_schedule_status([blocker], "processing")
-        state["row"] = await ctx.store.insert_schedule(1, "new", T0 + 125_000, T0)
+        blocker = await ctx.store.insert_schedule(1, ScheduleType.MILESTONE, T0, T0)
+        await ctx.store.set_schedule_status([blocker], ScheduleStatus.PROCESSING)
+        state["row"] = await ctx.store.insert_schedule(1, ScheduleType.NEW, T0 + 125_000, T0)
 
     run = run_model([idle(1)], until="5m", setup=setup)
     skipped = [e for e in run.events(ScheduleSkipped) if e.schedule == state["row"]]
@@ -167,11 +168,13 @@ def test_skipped_rows_use_up_the_limit() -> None:
     state: dict[str, int] = {}
 
     async def setup(ctx: Ctx) -> None:
-        blocker = await ctx.store.insert_schedule(1, "milestone", T0, T0)
-        await ctx.store.set_schedule_status([blocker], "processing")
+        blocker = await ctx.store.insert_schedule(1, ScheduleType.MILESTONE, T0, T0)
+        await ctx.store.set_schedule_status([blocker], ScheduleStatus.PROCESSING)
         for _ in range(10):
-            await ctx.store.insert_schedule(1, "new", T0 + 5_000, T0)
-        state["starved"] = await ctx.store.insert_schedule(2, "milestone", T0 + 5_000, T0)
+            await ctx.store.insert_schedule(1, ScheduleType.NEW, T0 + 5_000, T0)
+        state["starved"] = await ctx.store.insert_schedule(
+            2, ScheduleType.MILESTONE, T0 + 5_000, T0
+        )
 
     run = run_model([idle(1), idle(2)], until="5m", setup=setup)
     assert run.events(ScheduleDispatched) == []
@@ -191,7 +194,7 @@ def test_bulk_tick_groups_thirty_aids_per_call() -> None:
 
     async def setup(ctx: Ctx) -> None:
         for aid in aids:
-            await ctx.store.insert_schedule(aid, "normal", T0 + 20_000, T0)
+            await ctx.store.insert_schedule(aid, ScheduleType.NORMAL, T0 + 20_000, T0)
 
     run = run_model([idle(a) for a in aids], until="30s", setup=setup)
     assert run.upstream.calls == [
@@ -216,9 +219,9 @@ def test_bulk_tick_takes_normal_rows_first_up_to_1000() -> None:
 
     async def setup(ctx: Ctx) -> None:
         for aid in normal:
-            await ctx.store.insert_schedule(aid, "normal", T0 + 20_000, T0)
+            await ctx.store.insert_schedule(aid, ScheduleType.NORMAL, T0 + 20_000, T0)
         for aid in archive:
-            await ctx.store.insert_schedule(aid, "archive", T0 + 16_000, T0)
+            await ctx.store.insert_schedule(aid, ScheduleType.ARCHIVE, T0 + 16_000, T0)
 
     run = run_model([idle(a) for a in normal + archive], until="30s", setup=setup)
     dispatched = run.events(ScheduleDispatched)
@@ -235,16 +238,16 @@ def test_bulk_tick_takes_normal_rows_first_up_to_1000() -> None:
 
 def test_a_batch_holding_archive_rows_gets_priority_2() -> None:
     """Seed 000 "normal=3, archive=2" is per type, but one bulk job holds up to 30 rows: this model
-    gives a job the most urgent priority of its rows (``sim.scheduler.ticks._batch_priority``).
+    gives a job the most urgent priority of its rows (``sim.cvsa.ticks.bulk_priority``).
     35 normal rows and 5 archive rows: the second job holds 5 normal and 5 archive rows."""
     normal = list(range(1, 36))
     archive = list(range(101, 106))
 
     async def setup(ctx: Ctx) -> None:
         for aid in normal:
-            await ctx.store.insert_schedule(aid, "normal", T0 + 20_000, T0)
+            await ctx.store.insert_schedule(aid, ScheduleType.NORMAL, T0 + 20_000, T0)
         for aid in archive:
-            await ctx.store.insert_schedule(aid, "archive", T0 + 20_000, T0)
+            await ctx.store.insert_schedule(aid, ScheduleType.ARCHIVE, T0 + 20_000, T0)
 
     run = run_model([idle(a) for a in normal + archive], until="15s", setup=setup)
     jobs: dict[int, tuple[int, set[int]]] = {}
@@ -262,7 +265,7 @@ def test_design_single_tick_leaves_archive_rows_to_the_bulk_tick() -> None:
     the archive priority 2 (switch ``single_tick_takes_archive``)."""
 
     async def setup(ctx: Ctx) -> None:
-        await ctx.store.insert_schedule(1, "archive", T0 + 500, T0)
+        await ctx.store.insert_schedule(1, ScheduleType.ARCHIVE, T0 + 500, T0)
 
     run = run_model([idle(1)], until="2s", setup=setup)
     dispatched = of_aid(run, ScheduleDispatched, 1)

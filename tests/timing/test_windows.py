@@ -10,6 +10,7 @@ pending), §19.3 (fields at 0 stay in the hash). The design profile rebuilds onl
 
 from __future__ import annotations
 
+from sim.cvsa.vocabulary import ScheduleStatus, ScheduleType
 from sim.events.cvsa_kinds import WindowReleased, WindowsRebuilt
 from sim.scheduler.context import Ctx
 from sim.testing.model import T0, ModelRun, Video, run_model
@@ -44,10 +45,10 @@ def run_with_rows(
 
     async def setup(ctx: Ctx) -> None:
         for aid, (due, status) in enumerate(pending_layout(), start=1):
-            await ctx.store.insert_schedule(aid, "archive", T0 + 20 * DAY_MS, T0)
-            row = await ctx.store.insert_schedule(aid, "milestone", due, T0)
+            await ctx.store.insert_schedule(aid, ScheduleType.ARCHIVE, T0 + 20 * DAY_MS, T0)
+            row = await ctx.store.insert_schedule(aid, ScheduleType.MILESTONE, due, T0)
             if status != "pending":
-                await ctx.store.set_schedule_status([row], status)
+                await ctx.store.set_schedule_status([row], ScheduleStatus(status))
 
         async def probe(c: Ctx) -> None:
             seen.append(await c.counter.get_all())

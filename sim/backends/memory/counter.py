@@ -8,6 +8,7 @@ from typing import Final, final
 from librt.vecs import vec
 from mypy_extensions import i64
 
+from sim.cvsa.vocabulary import UpstreamErrorKind
 from sim.cvsa.windows import Reserve, reserve_in
 from sim.ports import Reserved, UpstreamError, VideoStats, new_record
 from sim.units import WINDOW_MS, Ms
@@ -195,7 +196,7 @@ class MemoryUpstream:
     async def get_video(self, aid: int, now_ms: Ms, task: str = "snapshotVideo") -> VideoStats:
         code = self._api_error(aid, now_ms)
         if code:
-            raise UpstreamError("bili_code", code)
+            raise UpstreamError(UpstreamErrorKind.BILI_CODE, code)
         return new_record(VideoStats, (aid, self._views(aid, now_ms), now_ms))
 
     async def get_videos(

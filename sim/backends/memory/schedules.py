@@ -14,7 +14,8 @@ A row refers to its video by the video's slot in :class:`~sim.backends.memory.vi
   duplicate check; a dict entry per video would cost ~100 bytes, and at full scale two million
   videos have an active archive row); a video with several (forced) rows keeps them aside;
 * per video, how many of its rows are processing (the single tick's skip, §7.2);
-* pending rows per 5-minute window (the window-count refresh's GROUP BY, §6.3).
+* pending rows per 5-minute window (the window-count refresh's GROUP BY, §6.3; another window
+  length is counted from the heaps).
 """
 
 from __future__ import annotations
@@ -25,23 +26,26 @@ from typing import Final
 
 from sim.backends.memory.columns import I32Column, I64Column, U8Column
 from sim.backends.memory.keyheap import KeyHeap
+from sim.cvsa.vocabulary import ScheduleStatus, ScheduleType
 from sim.ports import DueOrder, ScheduleRow, new_record
 from sim.units import WINDOW_MS, Ms
 
-TYPES: Final = ("new", "milestone", "normal", "archive")
-STATUSES: Final = ("pending", "processing", "completed", "failed", "no_proxy", "bili_error")
+# The one-byte encodings of the type and status columns: a word's position in its enum
+# (sim.cvsa.vocabulary), as in the event log.
+TYPES: Final = tuple(ScheduleType)
+STATUSES: Final = tuple(ScheduleStatus)
 TYPE_CODE: Final = {t: i for i, t in enumerate(TYPES)}
 STATUS_CODE: Final = {s: i for i, s in enumerate(STATUSES)}
-PENDING: Final = 0
-PROCESSING: Final = 1
-DELETED: Final = 255
+PENDING: Final = STATUS_CODE[ScheduleStatus.PENDING]
+PROCESSING: Final = STATUS_CODE[ScheduleStatus.PROCESSING]
+DELETED: Final = STATUS_CODE[ScheduleStatus.DELETED]
 ID_BITS: Final = 32
 """The due walk orders heap entries as one int, ``started_at << 32 | id``."""
 _ID_MASK: Final = (1 << ID_BITS) - 1
 POS_BITS: Final = 32
 """``due_schedules`` walks a heap with entries ``key << 32 | position``."""
 _POS_MASK: Final = (1 << POS_BITS) - 1
-_ORDER_RANK: Final = {"normal": 0, "archive": 1}
+_ORDER_RANK: Final = {ScheduleType.NORMAL: 0, ScheduleType.ARCHIVE: 1}
 
 ActiveHook = Callable[[int, int, bool], None]
 """Called with (aid, type code, now_active) when a video gains its first or loses its last
@@ -187,7 +191,7 @@ class ScheduleTable:
 
     # -- ScheduleStore ------------------------------------------------------------------------
     async def insert_schedule(
-        self, aid: int, type: str, started_at_ms: Ms, created_at_ms: Ms
+        self, aid: int, type: ScheduleType, started_at_ms: Ms, created_at_ms: Ms
     ) -> int:
         i = self._status.n
         self._row_slot.append(self._slot_of_aid(aid))
@@ -201,10 +205,10 @@ class ScheduleTable:
     async def get_schedule(self, schedule_id: int) -> ScheduleRow | None:
         return self._row(schedule_id) if self._exists(schedule_id) else None
 
-    async def has_active_schedule(self, aid: int, type: str) -> bool:
+    async def has_active_schedule(self, aid: int, type: ScheduleType) -> bool:
         return self._active_of(aid, TYPE_CODE[type]) != 0
 
-    async def active_schedules(self, aid: int, type: str) -> list[ScheduleRow]:
+    async def active_schedules(self, aid: int, type: ScheduleType) -> list[ScheduleRow]:
         t = TYPE_CODE[type]
         have = self._active_of(aid, t)
         if have == 0:
@@ -227,7 +231,7 @@ class ScheduleTable:
         *,
         from_ms: Ms | None,
         to_ms: Ms,
-        types: Sequence[str],
+        types: Sequence[ScheduleType],
         limit: int,
         order: DueOrder,
     ) -> list[ScheduleRow]:
@@ -275,7 +279,9 @@ class ScheduleTable:
     async def has_processing_schedule(self, aid: int) -> bool:
         return self._slot_get(aid) in self._proc_count
 
-    async def set_schedule_status(self, ids: Sequence[int], status: str) -> list[ScheduleRow]:
+    async def set_schedule_status(
+        self, ids: Sequence[int], status: ScheduleStatus
+    ) -> list[ScheduleRow]:
         code = STATUS_CODE[status]
         before = []
         for i in ids:
@@ -298,15 +304,26 @@ class ScheduleTable:
             self._status.set(i, DELETED)
         return out
 
-    async def pending_counts_by_window(self, from_ms: Ms, to_ms: Ms) -> dict[Ms, int]:
-        return {w: n for w, n in sorted(self._windows.items()) if from_ms <= w < to_ms}
+    async def pending_counts_by_window(
+        self, from_ms: Ms, to_ms: Ms, window_ms: Ms
+    ) -> dict[Ms, int]:
+        if window_ms == WINDOW_MS:  # the length the index keeps
+            return {w: n for w, n in sorted(self._windows.items()) if from_ms <= w < to_ms}
+        counts: dict[Ms, int] = {}
+        for heap in self._pending:
+            for pos in range(heap.n):
+                t = heap.t_at(pos)
+                w = t - t % window_ms
+                if from_ms <= w < to_ms and self._live_at(heap, pos, PENDING):
+                    counts[w] = counts.get(w, 0) + 1
+        return dict(sorted(counts.items()))
 
     def _earliest(self, heap: KeyHeap, status: int) -> Ms | None:
         while heap.n and not self._live_at(heap, 0, status):
             heap.pop()
         return heap.t_at(0) if heap.n else None
 
-    async def earliest_pending_ms(self, types: Sequence[str]) -> Ms | None:
+    async def earliest_pending_ms(self, types: Sequence[ScheduleType]) -> Ms | None:
         firsts = [self._earliest(self._pending[TYPE_CODE[t]], PENDING) for t in types]
         present = [f for f in firsts if f is not None]
         return min(present) if present else None
@@ -317,6 +334,6 @@ class ScheduleTable:
         present = [f for f in firsts if f is not None]
         return min(present) if present else None
 
-    async def aids_with_active_schedule(self, type: str) -> set[int]:
+    async def aids_with_active_schedule(self, type: ScheduleType) -> set[int]:
         column, aids = self._active[TYPE_CODE[type]], self._slot_aid
         return {aids.get(s) for s in range(column.n) if column.get(s)}

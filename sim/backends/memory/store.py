@@ -7,14 +7,15 @@ from typing import Final
 
 from sim.backends.memory.schedules import TYPE_CODE, TYPES, ScheduleTable
 from sim.backends.memory.videos import VideoTables
+from sim.cvsa.vocabulary import ScheduleType
 
 # The anti-joins the dispatchers run (reference §11.7, §13b): songs without an active normal or
 # archive row, and non-song videos without an active archive row. They are kept as sets that
 # change when a video's active count of a type crosses zero. Non-songs are only ever asked about
 # archive rows (§11.7): a set of the non-songs without a normal row would hold every one of them
 # (a set table of an estimated 64 MB at full scale) for nothing; other questions get a scan.
-_TRACKED: Final = (TYPE_CODE["normal"], TYPE_CODE["archive"])
-_TRACKED_OTHERS: Final = (TYPE_CODE["archive"],)
+_TRACKED: Final = (TYPE_CODE[ScheduleType.NORMAL], TYPE_CODE[ScheduleType.ARCHIVE])
+_TRACKED_OTHERS: Final = (TYPE_CODE[ScheduleType.ARCHIVE],)
 
 
 class MemoryStore(ScheduleTable, VideoTables):
@@ -70,14 +71,14 @@ class MemoryStore(ScheduleTable, VideoTables):
         self._idle_peak[songs, code] = peak
         return sorted(idle)
 
-    async def songs_without_active_schedule(self, type: str) -> list[int]:
+    async def songs_without_active_schedule(self, type: ScheduleType) -> list[int]:
         code = TYPE_CODE[type]
         if code in self._idle_songs:
             return self._idle(True, code)
         active = await self.aids_with_active_schedule(type)
         return [a for a in await self.song_aids() if a not in active]
 
-    async def non_songs_without_active_schedule(self, type: str) -> list[int]:
+    async def non_songs_without_active_schedule(self, type: ScheduleType) -> list[int]:
         code = TYPE_CODE[type]
         if code in self._idle_others:
             return self._idle(False, code)

@@ -223,6 +223,9 @@ class VideoTables:
         """By slot: the video's snapshots (empty: none)."""
         self._candidates = Candidates()
         self._candidates_wide = Candidates()
+        self._candidate_eta_h: float | None = None
+        """Set C's threshold the two candidate sets are kept for (None: not yet asked, none
+        kept; the first :meth:`milestone_candidates` builds them)."""
         self._lookbacks: dict[int, _Lookbacks] = {}
         """aid -> the last lookback_snapshots answer; narrowed when a snapshot is
         appended, dropped when one is inserted before the last or the video stops being a
@@ -473,17 +476,20 @@ class VideoTables:
     def _recheck_candidate(self, aid: int, s: int) -> None:
         # The candidate query scans latest_video_snapshot and eta in SQL; here both candidate
         # sets (with and without set A) are kept up to date on every write that can change them.
+        below = self._candidate_eta_h
+        if below is None:  # no threshold asked for yet, no sets kept
+            return
         snaps = self._snaps.get(s)
         if not len(snaps):
             return
         views, is_song = snaps[len(snaps) - 1], bool(self._flags.get(s) & IS_SONG)
         eta_h = self._eta.get(s) if self._flags.get(s) & HAS_ETA else None
-        if milestone_candidate(views, is_song, eta_h, False):
+        if milestone_candidate(views, is_song, eta_h, False, below):
             self._candidates.add(aid)
             self._candidates_wide.add(aid)
             return
         self._candidates.discard(aid)
-        if is_song and milestone_candidate(views, is_song, eta_h, True):
+        if is_song and milestone_candidate(views, is_song, eta_h, True, below):
             self._candidates_wide.add(aid)
         else:
             self._candidates_wide.discard(aid)
@@ -493,5 +499,10 @@ class VideoTables:
             # again, it is computed afresh.
             self._lookbacks.pop(aid, None)
 
-    async def milestone_candidates(self, wide: bool) -> list[int]:
+    async def milestone_candidates(self, wide: bool, eta_below_h: float) -> list[int]:
+        if eta_below_h != self._candidate_eta_h:  # a first ask, or another threshold: rebuild
+            self._candidate_eta_h = eta_below_h
+            self._candidates, self._candidates_wide = Candidates(), Candidates()
+            for s in range(self._aids.n):
+                self._recheck_candidate(self._aids.get(s), s)
         return list((self._candidates_wide if wide else self._candidates).ascending)

@@ -1,9 +1,11 @@
-"""The CVSA scheduler model: one composition of world, ports, switches and jobs on an engine.
+"""The CVSA scheduler model: one composition of world, ports, profile and jobs on an engine.
 
-The periodic jobs are registered in the deployed order (reference §1.3), which is also their
-tie-break order when two are due at the same instant. All run on the ``snapshot`` queue
-(concurrency 50, §1.2) as BullMQ job schedulers with no priority, so they are served before the
-snapshot jobs they create (§1.4).
+The profile gives the switches and the design's numbers (:mod:`sim.cvsa.profile`,
+:mod:`sim.cvsa.params`); the adapters behind the ports are chosen by the caller (the runner's
+composition root), never here. The periodic jobs are registered in the deployed order
+(reference §1.3), which is also their tie-break order when two are due at the same instant. All
+run on the ``snapshot`` queue (concurrency 50, §1.2) as BullMQ job schedulers with no priority,
+so they are served before the snapshot jobs they create (§1.4).
 """
 
 from __future__ import annotations
@@ -12,11 +14,10 @@ import dataclasses
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from functools import partial
-from typing import Any, Final, cast
+from typing import Any, Protocol, cast
 
-from sim.backends import Backends, MemoryStore, MemoryWindowCounter
-from sim.cvsa import constants as C
-from sim.cvsa.profile import Switches, resolve
+from sim.cvsa.params import Params
+from sim.cvsa.profile import Switches, params_of, resolve
 from sim.cvsa.retry import Backoff
 from sim.engine import Engine, Job, JobScheduler, Queue
 from sim.events.cvsa_kinds import JobTimed, QueryCounts
@@ -26,7 +27,7 @@ from sim.metrics.invariants import cvsa_invariant_reducers
 from sim.ports import LockManager, UpstreamApi, WindowCounter
 from sim.rng import RandomStreams
 from sim.scenario import Scenario
-from sim.scheduler import cleanup, dispatch, feed, ticks, workers
+from sim.scheduler import cleanup, dispatch, feed, snapshot_ticks, workers
 from sim.scheduler.context import Ctx, Emitters, Store
 from sim.scheduler.faults import Injector
 from sim.scheduler.metering import Metered, Timing, metered
@@ -37,35 +38,63 @@ from sim.world import World
 Processor = Callable[[Ctx, Job], Coroutine[Any, Any, None]]
 IdleHint = Callable[[Ctx, Ms], Coroutine[Any, Any, Ms]]
 
-# (BullMQ job-scheduler id, every, processor, idle hint), in the order of reference §1.3.
-PERIODIC: Final[list[tuple[str, Ms, Processor, IdleHint | None]]] = [
-    ("snapshotTick", C.SNAPSHOT_TICK_EVERY_MS, ticks.snapshot_tick, ticks.snapshot_tick_idle_until),
-    (
-        "bulkSnapshotTick",
-        C.BULK_TICK_EVERY_MS,
-        ticks.bulk_snapshot_tick,
-        ticks.bulk_tick_idle_until,
-    ),
-    (
-        "dispatchMilestoneSnapshots",
-        C.MILESTONE_DISPATCH_EVERY_MS,
-        dispatch.dispatch_milestone_snapshots,
-        dispatch.milestone_idle_until,
-    ),
-    (
-        "dispatchRegularSnapshots",
-        C.REGULAR_DISPATCH_EVERY_MS,
-        dispatch.dispatch_regular_snapshots,
-        dispatch.regular_idle_until,
-    ),
-    (
-        "dispatchArchiveSnapshots",
-        C.ARCHIVE_DISPATCH_EVERY_MS,
-        dispatch.dispatch_archive_snapshots,
-        dispatch.archive_idle_until,
-    ),
-    ("scheduleCleanup", C.CLEANUP_EVERY_MS, cleanup.schedule_cleanup, cleanup.cleanup_idle_until),
-]
+Periodic = tuple[str, Ms, Processor, IdleHint | None]
+
+
+def periodic_jobs(params: Params) -> list[Periodic]:
+    """(BullMQ job-scheduler id, every, processor, idle hint), in the order of reference §1.3."""
+    return [
+        (
+            "snapshotTick",
+            params.snapshot_tick_every_ms,
+            snapshot_ticks.snapshot_tick,
+            snapshot_ticks.snapshot_tick_idle_until,
+        ),
+        (
+            "bulkSnapshotTick",
+            params.bulk_tick_every_ms,
+            snapshot_ticks.bulk_snapshot_tick,
+            snapshot_ticks.bulk_tick_idle_until,
+        ),
+        (
+            "dispatchMilestoneSnapshots",
+            params.milestone_dispatch_every_ms,
+            dispatch.dispatch_milestone_snapshots,
+            dispatch.milestone_idle_until,
+        ),
+        (
+            "dispatchRegularSnapshots",
+            params.regular_dispatch_every_ms,
+            dispatch.dispatch_regular_snapshots,
+            dispatch.regular_idle_until,
+        ),
+        (
+            "dispatchArchiveSnapshots",
+            params.archive_dispatch_every_ms,
+            dispatch.dispatch_archive_snapshots,
+            dispatch.archive_idle_until,
+        ),
+        (
+            "scheduleCleanup",
+            params.cleanup_every_ms,
+            cleanup.schedule_cleanup,
+            cleanup.cleanup_idle_until,
+        ),
+    ]
+
+
+class Counter(WindowCounter, LockManager, Protocol):
+    """The window counts' Redis, which also holds the dispatcher locks (reference §2.8)."""
+
+
+class Adapters(Protocol):
+    """What the composition root hands the model: the adapters behind the ports."""
+
+    @property
+    def store(self) -> Store: ...
+
+    @property
+    def counter(self) -> Counter: ...
 
 
 @dataclass
@@ -85,23 +114,23 @@ class CvsaModel:
         engine: Engine,
         streams: RandomStreams,
         *,
-        store: Store | None = None,
-        counter: WindowCounter | None = None,
+        store: Store,
+        counter: Counter,
         upstream: UpstreamApi | None = None,
         setup: Callable[[Ctx], Coroutine[Any, Any, None]] | None = None,
     ) -> None:
         self.scenario = scenario
         self.setup = setup
-        self.switches: Switches = resolve(scenario.profile, scenario.switches.as_overrides())
+        self.switches: Switches = resolve(scenario.profile, scenario.switches.values())
+        self.params: Params = params_of(scenario.profile)
         self.world = World.build(scenario, streams)
         self.network_faults = NetworkFaults()
         cfg = scenario.scheduler
-        raw_counter = counter if counter is not None else MemoryWindowCounter()
         self.ctx = Ctx(
             engine=engine,
-            store=store if store is not None else MemoryStore(),
-            counter=raw_counter,
-            locks=cast(LockManager, raw_counter),  # the dispatcher locks share its Redis
+            store=store,
+            counter=counter,
+            locks=counter,  # the dispatcher locks share its Redis
             upstream=upstream
             or SimulatedUpstream(
                 engine,
@@ -112,6 +141,7 @@ class CvsaModel:
                 self.network_faults,
             ),
             switches=self.switches,
+            params=self.params,
             streams=streams,
             queue=Queue(engine, "snapshot", cfg.snapshot_concurrency),
             emit=Emitters.bind(engine),
@@ -200,7 +230,7 @@ class CvsaModel:
                 self._metered(name + suffix, partial(processor, ctx), every),
                 idle_until=None if hint is None else partial(hint, ctx),
             )
-            for name, every, processor, hint in PERIODIC
+            for name, every, processor, hint in periodic_jobs(ctx.params)
         ]
         return Instance(ctx, schedulers)
 
@@ -232,9 +262,7 @@ async def _refresh_loop(ctx: Ctx, every_ms: Ms) -> None:
 
 
 def build_cvsa_model(
-    scenario: Scenario, engine: Engine, streams: RandomStreams, backends: Backends | None = None
+    scenario: Scenario, engine: Engine, streams: RandomStreams, adapters: Adapters
 ) -> CvsaModel:
-    """The runner's model builder for the CVSA scheduler (memory backends unless given)."""
-    if backends is None:
-        return CvsaModel(scenario, engine, streams)
-    return CvsaModel(scenario, engine, streams, store=backends.store, counter=backends.counter)
+    """The runner's model builder for the CVSA scheduler, on the adapters it chose."""
+    return CvsaModel(scenario, engine, streams, store=adapters.store, counter=adapters.counter)

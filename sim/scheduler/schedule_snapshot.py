@@ -1,11 +1,11 @@
 """``scheduleSnapshot`` and the window-count bookkeeping around status changes (reference §5, §6).
 
-``schedule_snapshot`` runs the deployed steps in the deployed order -- the duplicate check, the
-milestone move, the window reservation (Redis first), then the INSERT -- so that the non-atomic
-gaps between them exist here too. The window search itself is pure:
-:class:`sim.cvsa.windows.AdjustSearch` (the state machine behind the generator
-:func:`~sim.cvsa.windows.adjust_snapshot_time`); :func:`drive_adjust` feeds its HINCRBY effects to
-the window-counter port, one round trip per probe, as the deployed client-side loop does.
+The decisions are the rule book's: :func:`sim.cvsa.schedule.plan_schedule_snapshot` (skip, move
+or insert), :class:`sim.cvsa.windows.AdjustSearch` (the window search),
+:func:`sim.cvsa.lifecycle.advance` and :func:`~sim.cvsa.lifecycle.window_delta` (what a status
+write does to a row and its window). This module carries them out against the ports in the
+deployed order -- the duplicate check, the milestone move, the window reservation (Redis
+first), then the INSERT -- so that the non-atomic gaps between them exist here too.
 """
 
 from __future__ import annotations
@@ -13,22 +13,20 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final, NamedTuple
 
-from sim.cvsa.lifecycle import SnapshotType, Status
+from sim.cvsa.lifecycle import Act, advance, status_after, window_delta
 from sim.cvsa.schedule import ActiveRow, Move, Skip, plan_schedule_snapshot
-from sim.cvsa.windows import Reserve, search_with
+from sim.cvsa.vocabulary import ScheduleType
+from sim.cvsa.windows import Reserve, adjust_with
 from sim.events.cvsa_kinds import NO_WINDOW, NOT_CREATED, PLACEMENT, WINDOW_CAUSE
 from sim.ports import ScheduleRow, new_record
 from sim.scheduler.context import STATUS_CODE, TYPE_CODE, Ctx
-from sim.units import Ms, window_start
+from sim.units import Ms
 
-_DUPLICATE: Final = NOT_CREATED.code("duplicate_active")
-_NOT_EARLIER: Final = NOT_CREATED.code("milestone_not_earlier")
+_NOT_CREATED_CODE: Final = NOT_CREATED.codes()
 _CAUSE_STATUS: Final = WINDOW_CAUSE.code("status_change")
+_CAUSE_MOVE: Final = WINDOW_CAUSE.code("move")
 _EXACT: Final = PLACEMENT.code("exact")
 _UNADJUSTED: Final = PLACEMENT.code("unadjusted")
-_TYPE: Final = {t.value: t for t in SnapshotType}
-_STATUS: Final = {s.value: s for s in Status}
-_CAUSE_MOVE: Final = WINDOW_CAUSE.code("move")
 _PLACEMENT_CODE: Final = PLACEMENT.codes()
 
 
@@ -45,7 +43,7 @@ class Reservation(NamedTuple):
 async def drive_adjust(ctx: Ctx, expected_ms: Ms) -> Reservation:
     """Run ``adjustSnapshotTime`` against the window counter (§6.2): each of its (at most two)
     searches is one :meth:`~sim.ports.WindowCounter.reserve` call."""
-    search = search_with(ctx.switches, expected_ms, ctx.worker_now, ctx.jitter)
+    search = adjust_with(ctx.switches, ctx.params, expected_ms, ctx.worker_now, ctx.jitter)
     reserve = ctx.counter.reserve
     value = -1
     step = search.start()
@@ -61,7 +59,13 @@ async def drive_adjust(ctx: Ctx, expected_ms: Ms) -> Reservation:
 
 
 async def schedule_snapshot(
-    ctx: Ctx, aid: int, type: str, target_ms: Ms, *, force: bool = False, adjust: bool = True
+    ctx: Ctx,
+    aid: int,
+    type: ScheduleType,
+    target_ms: Ms,
+    *,
+    force: bool = False,
+    adjust: bool = True,
 ) -> int | None:
     """``scheduleSnapshot(aid, type, targetTime, force, adjustTime)`` (reference §5).
 
@@ -72,28 +76,28 @@ async def schedule_snapshot(
     store, emit, now = ctx.store, ctx.emit, ctx.now
     type_code = TYPE_CODE[type]
     rows = await store.active_schedules(aid, type)
-    active = [new_record(ActiveRow, (r.id, _STATUS[r.status], r.started_at_ms)) for r in rows]
+    active = [new_record(ActiveRow, (r.id, r.status, r.started_at_ms)) for r in rows]
     plan = plan_schedule_snapshot(
-        _TYPE[type],
+        type,
         target_ms,
         active,
         force=force,
         adjust_time=adjust,
         switches=ctx.switches,
+        params=ctx.params,
     )
     if isinstance(plan, Skip):
-        reason = _NOT_EARLIER if plan.reason == "not_earlier" else _DUPLICATE
-        emit.not_created(now, aid, type_code, target_ms, reason)
+        emit.not_created(now, aid, type_code, target_ms, _NOT_CREATED_CODE[plan.reason])
         return None
     if isinstance(plan, Move):
         await move_milestone(ctx, aid, plan)
         return None
-    if plan.adjust:
+    if plan.incr is None:
         res = await drive_adjust(ctx, target_ms)
     else:
-        window = window_start(target_ms)
-        placement = _EXACT if type in ("milestone", "new") else _UNADJUSTED
-        count = await ctx.counter.incr(window, 1)
+        window = plan.incr.window_ms
+        count = await ctx.counter.incr(window, plan.incr.delta)
+        placement = _EXACT if plan.exact else _UNADJUSTED
         res = new_record(Reservation, (target_ms, window, count, 1, placement))
     schedule_id = await store.insert_schedule(aid, type, res.due_ms, now)
     emit.created(
@@ -130,21 +134,21 @@ async def move_milestone(ctx: Ctx, aid: int, plan: Move) -> None:
     )
 
 
-async def set_status(
-    ctx: Ctx, ids: Sequence[int], status: str, *, stray: bool = False
-) -> list[ScheduleRow]:
-    """``setSnapshotStatus``/``bulkSetSnapshotStatus``: update, then decrement the window of every
-    row that left ``pending`` (reference §6.4). Returns the rows as they were before.
+async def set_status(ctx: Ctx, ids: Sequence[int], act: Act) -> list[ScheduleRow]:
+    """``setSnapshotStatus``/``bulkSetSnapshotStatus``: write the status ``act`` leads to on the
+    rows that exist, then apply each row's window change (reference §6.4). Returns the rows as
+    they were before.
 
-    ``stray``: the ids are not the caller's rows (aids passed as ids, §8.3); each row whose
-    status this changes is logged as a :class:`~sim.events.cvsa_kinds.StrayStatusChange` (a row
-    already in ``status`` is hit again on every later bulk tick, but nothing changes)."""
-    before = await ctx.store.set_schedule_status(ids, status)
-    if stray:
-        to = STATUS_CODE[status]
-        for row in before:
-            if row.status == status:
-                continue
+    Every row's transition is checked against the run's lifecycle
+    (:func:`sim.cvsa.lifecycle.advance`). :attr:`Act.STRAY`: the ids are not the caller's rows
+    (aids passed as ids, §8.3); each row whose status this changes is logged as a
+    :class:`~sim.events.cvsa_kinds.StrayStatusChange` (a row already in that status is hit again
+    on every later bulk tick, but nothing changes)."""
+    before = await ctx.store.set_schedule_status(ids, status_after(act))
+    table, switches = ctx.transitions, ctx.switches
+    for row in before:
+        after = advance(row.status, act, table)
+        if act is Act.STRAY and after is not row.status:
             ctx.emit.stray(
                 ctx.now,
                 row.id,
@@ -152,12 +156,18 @@ async def set_status(
                 TYPE_CODE[row.type],
                 row.started_at_ms,
                 STATUS_CODE[row.status],
-                to,
+                STATUS_CODE[after],
             )
-    if status != "pending":
-        for row in before:
-            if row.status == "pending":
-                window = window_start(row.started_at_ms)
-                left = await ctx.counter.incr(window, -1)
-                ctx.emit.released(ctx.now, window, row.id, _CAUSE_STATUS, left)
+    for row in before:
+        if window_delta(row.status, act, switches):
+            await release_window(ctx, row, _CAUSE_STATUS)
     return before
+
+
+async def release_window(ctx: Ctx, row: ScheduleRow, cause: int) -> None:
+    """HINCRBY -1 on the window of a row that left ``pending`` (§6.4, §12), logged with its
+    ``cause`` (a WINDOW_CAUSE code)."""
+    started = row.started_at_ms
+    window = started - started % ctx.params.window_ms
+    left = await ctx.counter.incr(window, -1)
+    ctx.emit.released(ctx.now, window, row.id, cause, left)

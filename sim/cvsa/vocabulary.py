@@ -1,0 +1,52 @@
+"""The words of the scheduler: schedule types, schedule statuses, upstream error kinds.
+
+Each is one enum, declared once here; everything else derives from it: the port type hints
+(:mod:`sim.ports`), the event-log code tables (:mod:`sim.events.cvsa_kinds`: a word's code is its
+position here, written into every log header), the stores' encodings (the memory store's
+one-byte columns, the SQL ``text`` columns, reference §2.1) and the rules (:mod:`sim.cvsa`).
+The members are ``str`` (``StrEnum``), so a member equals, hashes and prints as its word.
+
+The order of members is part of the event-log format: append, never reorder
+(``tests/cvsa/test_vocabulary.py`` pins it).
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class ScheduleType(StrEnum):
+    """``snapshot_schedule.type`` (seed 000 "调度类型概览"; reference §2.1)."""
+
+    NEW = "new"
+    MILESTONE = "milestone"
+    NORMAL = "normal"
+    ARCHIVE = "archive"
+
+
+class ScheduleStatus(StrEnum):
+    """``snapshot_schedule.status`` (seed 000 "调度状态流转"; reference §2.1, §3), and ``deleted``
+    for a row that cleanup removed (§12): the table never holds it, the event log does."""
+
+    PENDING = "pending"
+    PROCESSING = "processing"
+    COMPLETED = "completed"
+    FAILED = "failed"
+    NO_PROXY = "no_proxy"
+    BILI_ERROR = "bili_error"
+    DELETED = "deleted"
+
+
+class UpstreamErrorKind(StrEnum):
+    """How an upstream call failed (:class:`sim.ports.UpstreamError`; reference §9, §10, §14).
+
+    The rules map each kind to the deployed outcome and to seed 004's error class
+    (:mod:`sim.cvsa.retry`)."""
+
+    BILI_CODE = "bili_code"  # the API body carried a non-zero code (§9 step 4)
+    NO_PROXY = "no_proxy"  # every proxy rate-limited right now (§14.3)
+    FETCH_ERROR = "fetch_error"  # the request failed or was aborted (§14.4)
+    ALICLOUD_ERROR = "alicloud_error"  # a non-200 answer through Ali FC (§14.4)
+    TIMEOUT = "timeout"
+    HTTP_429 = "http_429"
+    HTTP_5XX = "http_5xx"
