@@ -281,7 +281,7 @@ class Engine:
         with trio.CancelScope() as scope:
             proc.scope = scope
             while True:
-                self.now = max(self.now, clock.virtual_now_ms())  # type: ignore[attr-defined]
+                self.now = max(self.now, clock.virtual_now_ms())
                 log = self.log
                 log.lazy, self.current = proc.lazy, proc
                 try:
@@ -436,7 +436,7 @@ class Engine:
             await self.clock.wait_until(t)
             return
         self._wake = trio.Event()
-        with trio.move_on_at(self.clock.trio_time(t)):  # type: ignore[attr-defined]
+        with trio.move_on_at(self.clock.trio_time(t)):
             await self._wake.wait()
 
     async def _loop(self, until_ms: Ms) -> None:
@@ -454,7 +454,7 @@ class Engine:
                     break
                 if not virtual and t > waited_to:
                     await self._wait_for(t)
-                    if self.concurrent and clock.virtual_now_ms() < t:  # type: ignore[attr-defined]
+                    if self.concurrent and clock.virtual_now_ms() < t:
                         continue  # woken by a new entry: look again
                     waited_to = t
                 _, _, it = pop(iters)
@@ -468,13 +468,13 @@ class Engine:
                     break
                 if not virtual and t > waited_to:
                     await self._wait_for(t)
-                    if self.concurrent and clock.virtual_now_ms() < t:  # type: ignore[attr-defined]
+                    if self.concurrent and clock.virtual_now_ms() < t:
                         continue
                     waited_to = t
                 pop(heap)
                 self.now = t if virtual else max(self.now, t)
                 entry[3](entry[4])
-            elif self.concurrent and clock.virtual_now_ms() < until_ms:  # type: ignore[attr-defined]
+            elif self.concurrent and clock.virtual_now_ms() < until_ms:
                 await self._wait_for(until_ms)  # processes may still add entries
                 continue
             else:
