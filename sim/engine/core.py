@@ -89,7 +89,7 @@ class Iteration(Protocol):
     index: int
     next_due: Ms
 
-    async def _due(self) -> None:
+    def on_due(self) -> None:
         """The pending iteration is due now: hand it to its queue."""
 
     async def idle_horizon(self, now: Ms) -> Ms:
@@ -186,7 +186,7 @@ class Engine:
             self._wake.set()
 
     def push_iteration(self, t_ms: Ms, key: int, target: Iteration) -> None:
-        """Queue a periodic-job iteration: ``target._due()`` is awaited at ``t_ms``, before other
+        """Queue a periodic-job iteration: ``target.on_due()`` is called at ``t_ms``, before other
         entries of that instant; among iterations, ``key`` (registration order) breaks ties."""
         heapq.heappush(self._iters, (t_ms, key, target))
 
@@ -460,7 +460,7 @@ class Engine:
                 _, _, it = pop(iters)
                 self.now = t if virtual else max(self.now, t)
                 if not (self.elide and await self._elide_from(it)):
-                    await it._due()
+                    it.on_due()
             elif heap:
                 entry = heap[0]
                 t = entry[0]
