@@ -46,6 +46,8 @@ COMPILED_MODULES = (
     "sim.cvsa.windows",
     "sim.engine.core",
     "sim.engine.jobs",
+    "sim.engine.realtime",
+    "sim.engine.virtual",
     "sim.events.log",
     "sim.events.cvsa_kinds",
     "sim.events.engine_kinds",

@@ -14,6 +14,7 @@ Rule code never reads either clock: ``now`` is passed in (README "Design rules" 
 
 from __future__ import annotations
 
+import math
 import time
 from typing import Protocol
 
@@ -23,9 +24,21 @@ from sim.units import SECOND_MS, Ms
 
 
 class Clock(Protocol):
-    """What the engine needs from a clock."""
+    """Everything the engines and the load-mode meters ask of a clock.
+
+    The wall-time methods (:meth:`trio_time`, :meth:`virtual_now_ms`) only have an answer on a
+    real clock (``is_virtual`` false); the engines that call them refuse a virtual clock.
+    """
 
     epoch_ms: Ms
+    """The virtual instant at which the run starts."""
+
+    speed: float
+    """Virtual ms per wall ms: 1 is production pace; infinite on the virtual clock."""
+
+    @property
+    def is_virtual(self) -> bool:
+        """True when time only moves from event to event."""
 
     def start(self) -> None:
         """Called once, inside ``trio.run``, when the run begins at ``epoch_ms``."""
@@ -33,12 +46,14 @@ class Clock(Protocol):
     async def wait_until(self, t_ms: Ms) -> None:
         """Return when virtual time ``t_ms`` may be executed."""
 
+    def trio_time(self, t_ms: Ms) -> float:
+        """trio's time at which virtual ``t_ms`` is due (real clock only)."""
+
+    def virtual_now_ms(self) -> Ms:
+        """The virtual instant corresponding to trio's current time (real clock only)."""
+
     def lag_ms(self, t_ms: Ms) -> Ms:
         """How far the wall clock is behind (<0) or ahead (>0) of virtual ``t_ms``; 0 if virtual."""
-
-    @property
-    def is_virtual(self) -> bool:
-        """True when time only moves from event to event."""
 
 
 class VirtualClock:
@@ -46,6 +61,11 @@ class VirtualClock:
 
     def __init__(self, epoch_ms: Ms) -> None:
         self.epoch_ms = epoch_ms
+        self.speed = math.inf
+
+    @property
+    def is_virtual(self) -> bool:
+        return True
 
     def start(self) -> None:
         pass
@@ -53,12 +73,14 @@ class VirtualClock:
     async def wait_until(self, t_ms: Ms) -> None:
         return None
 
+    def trio_time(self, t_ms: Ms) -> float:
+        raise RuntimeError("a virtual clock is not tied to trio's time (real clock only)")
+
+    def virtual_now_ms(self) -> Ms:
+        raise RuntimeError("a virtual clock has no wall time: the engine keeps virtual time")
+
     def lag_ms(self, t_ms: Ms) -> Ms:
         return 0
-
-    @property
-    def is_virtual(self) -> bool:
-        return True
 
 
 class ScaledRealClock:
@@ -75,16 +97,18 @@ class ScaledRealClock:
         self.speed = float(speed)
         self._t0: float | None = None
 
+    @property
+    def is_virtual(self) -> bool:
+        return False
+
     def start(self) -> None:
         self._t0 = trio.current_time()
 
     def trio_time(self, t_ms: Ms) -> float:
-        """trio's time at which virtual ``t_ms`` is due."""
         assert self._t0 is not None, "clock not started"
         return self._t0 + (t_ms - self.epoch_ms) / (SECOND_MS * self.speed)
 
     def virtual_now_ms(self) -> Ms:
-        """The virtual instant corresponding to trio's current time."""
         assert self._t0 is not None, "clock not started"
         return self.epoch_ms + int((trio.current_time() - self._t0) * SECOND_MS * self.speed)
 
@@ -93,10 +117,6 @@ class ScaledRealClock:
 
     def lag_ms(self, t_ms: Ms) -> Ms:
         return self.virtual_now_ms() - t_ms
-
-    @property
-    def is_virtual(self) -> bool:
-        return False
 
 
 def wall_seconds() -> float:

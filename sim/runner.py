@@ -33,7 +33,7 @@ from sim.backends import (
 )
 from sim.clock import Clock, ScaledRealClock, VirtualClock, wall_seconds
 from sim.determinism import deterministic_trio
-from sim.engine import Engine
+from sim.engine import ConcurrentEngine, Engine, RealClockEngine, VirtualEngine
 from sim.events import EventLog, FileSink, Sink
 from sim.metrics import Reducer, ReducerSink, engine_reducers
 from sim.metrics.remote import Finish, ProcessReducerSink, merged_result
@@ -166,12 +166,14 @@ def run_scenario(
         if out_dir is not None and save_events:
             sinks.append(FileSink(out_dir / EVENTS_FILE))
         log = EventLog(sinks)
-        engine = Engine(
+        kind = (
+            ConcurrentEngine if concurrent else VirtualEngine if speed is None else RealClockEngine
+        )
+        engine = kind(
             clock=clock,
             log=log,
             seed=scenario.seed,
             elide=scenario.engine.elide_idle_ticks and not concurrent,
-            concurrent=concurrent,
         )
         engine.observer = observer
         spec = backends or spec_of(scenario)

@@ -1,6 +1,19 @@
-"""The virtual-clock engine: event heap, processes, queues and job schedulers."""
+"""The discrete-event engines (virtual and real clock), processes, queues and job schedulers."""
 
 from sim.engine.core import Engine, Process, SimulationError
 from sim.engine.jobs import Job, JobFailed, JobScheduler, Queue
+from sim.engine.realtime import ConcurrentEngine, RealClockEngine
+from sim.engine.virtual import VirtualEngine
 
-__all__ = ["Engine", "Job", "JobFailed", "JobScheduler", "Process", "Queue", "SimulationError"]
+__all__ = [
+    "ConcurrentEngine",
+    "Engine",
+    "Job",
+    "JobFailed",
+    "JobScheduler",
+    "Process",
+    "Queue",
+    "RealClockEngine",
+    "SimulationError",
+    "VirtualEngine",
+]

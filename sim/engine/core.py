@@ -1,8 +1,8 @@
 """The discrete-event core: one heap of ``(time, priority, key)`` entries, driven by one trio task.
 
-Why not one trio task per process? A trio wake-up costs 20-35 us, which caps such a design near
-40k events/s; a heap entry costs under 1 us (feasibility.md §3-4). So the engine keeps its own
-heap, SimPy-style, and trio is the runtime around it:
+Why not one trio task per process? A trio wake-up costs far more than a heap push, which would cap
+the event rate (feasibility.md §3-4). So the engine keeps its own heap, SimPy-style, and trio is
+the runtime around it:
 
 * **Processes** are ordinary ``async def`` coroutines. ``await engine.sleep(d)`` yields a marker
   to the engine, which parks the process on the heap. Any other ``await`` that really suspends
@@ -15,6 +15,18 @@ heap, SimPy-style, and trio is the runtime around it:
   tie-breaking). Never ``id()``, never set order (README "Design rules" 1).
 * **Every resumption of a process is its own heap entry**, so a process that hits real I/O is run
   to its next engine suspension before anything else happens at the same instant.
+
+This module holds what every engine shares: the heaps, processes and how one is resumed
+(:meth:`Engine._advance`), tick elision, and the run's frame (start and end records, closing
+what is left). The loop that decides *when* each entry runs is a subclass's:
+
+* :class:`sim.engine.virtual.VirtualEngine` -- virtual time, jumping from entry to entry;
+* :class:`sim.engine.realtime.RealClockEngine` -- the same entries, each at its wall instant
+  (``sim run --speed K``);
+* :class:`sim.engine.realtime.ConcurrentEngine` -- the load harness: every process in its own
+  trio task on the real clock, so jobs wait on I/O at the same time, as a worker pool does.
+
+The composition root (``sim.runner``) picks one; everything else sees an :class:`Engine`.
 """
 
 from __future__ import annotations
@@ -33,15 +45,16 @@ from sim.events.engine_kinds import RunEnded, RunStarted
 from sim.events.log import EventLog
 from sim.units import Ms
 
-PRIORITY_ITERATION: Final = 0
-"""Periodic-job iterations due at an instant run before other entries at that instant."""
 PRIORITY_DEFAULT: Final = 1
+"""The priority of every entry of the main heap. Periodic-job iterations have a heap of their
+own and run before the main heap's entries of their instant."""
 
 CHECKPOINT_EVERY: Final = 1024
-"""Events between trio checkpoints (lets a Ctrl-C watcher run; costs ~4 us each)."""
+"""Entries between trio checkpoints: often enough for a Ctrl-C watcher to run, rarely enough
+that the checkpoints cost nothing measurable."""
 
 OBSERVE_EVERY: Final = 4096
-"""Events between calls of the progress observer."""
+"""Entries between calls of the progress observer (a multiple of CHECKPOINT_EVERY)."""
 
 
 # Compiled (sim._native); an exception class stays a regular Python class.
@@ -50,7 +63,7 @@ class SimulationError(RuntimeError):
     """An engine-level misuse, such as sleeping into the past."""
 
 
-class _Wait:
+class Wait:
     """The marker a process yields to be resumed at ``t_ms``."""
 
     __slots__ = ("t_ms",)
@@ -58,7 +71,7 @@ class _Wait:
     def __init__(self, t_ms: Ms) -> None:
         self.t_ms = t_ms
 
-    def __await__(self) -> Generator[_Wait, None, None]:
+    def __await__(self) -> Generator[Wait, None, None]:
         yield self
 
 
@@ -71,8 +84,12 @@ class _Thrown:
         self.exc = exc
 
 
+ENDED: Final = object()
+"""What :meth:`Engine._advance` returns when the process returned or raised."""
+
+
 @types.coroutine
-def _forward_trap(trap: object) -> Generator[object, object, object]:
+def forward_trap(trap: object) -> Generator[object, object, object]:
     """Yield a process's trio trap from the engine task; return what trio sends back."""
     try:
         return (yield trap)
@@ -89,7 +106,7 @@ class Iteration(Protocol):
     index: int
     next_due: Ms
 
-    async def _due(self) -> None:
+    def on_due(self) -> None:
         """The pending iteration is due now: hand it to its queue."""
 
     async def idle_horizon(self, now: Ms) -> Ms:
@@ -113,33 +130,29 @@ class Process:
         # Scratch space a model may attach to the running process (e.g. per-job query counts).
         self.tally: Any = None
         self.dead = False
-        # Concurrent (load-harness) mode: the cancel scope of the trio task driving it.
+        # ConcurrentEngine: the cancel scope of the trio task driving it.
         self.scope: trio.CancelScope | None = None
 
 
 class Engine:
-    """Virtual-time discrete-event engine (see module docstring)."""
+    """What every engine shares (module docstring); build a subclass, which supplies the loop.
 
-    def __init__(
-        self,
-        *,
-        clock: Clock,
-        log: EventLog,
-        seed: int = 0,
-        elide: bool = True,
-        concurrent: bool = False,
-    ) -> None:
-        if concurrent and clock.is_virtual:
-            raise SimulationError("concurrent processes need a real clock (sim load, --speed)")
+    By default a process runs inside the engine's own task: :meth:`_step` resumes it, parks it
+    on the heap when it sleeps and has the loop forward its trio traps.
+    """
+
+    def __init__(self, *, clock: Clock, log: EventLog, seed: int = 0, elide: bool = True) -> None:
+        if type(self) is Engine:
+            raise TypeError(
+                "Engine has no loop: build a VirtualEngine, RealClockEngine or ConcurrentEngine"
+            )
         self.clock = clock
-        self.concurrent = concurrent
-        """Load-harness mode: each process runs in its own trio task on the real clock, so jobs
-        wait on I/O at the same time, as a worker pool does. Not deterministic."""
-        self._nursery: trio.Nursery | None = None
-        self._wake = trio.Event()
         self.log = log
         self.seed = seed
         self.elide = elide
+        """Skip the periodic iterations proven idle (jobs.py "Idle iterations and elision")."""
+        self.concurrent = False
+        """Processes run in trio tasks of their own, at the same time (ConcurrentEngine)."""
         self.now: Ms = clock.epoch_ms
         self.until_ms: Ms = clock.epoch_ms
         self._heap: list[tuple[Any, ...]] = []
@@ -152,6 +165,8 @@ class Engine:
         self.processed = 0
         self.observer: Callable[[Ms], None] | None = None
         self.finalizers: list[Callable[[], None]] = []
+        # One bound method for every process wake-up entry, so that _close_suspended can tell
+        # those entries from the others.
         self._resume_cb = self._resume
         self._job_ids = 0
         self._scheduler_count = 0
@@ -175,18 +190,14 @@ class Engine:
             raise SimulationError(f"cannot schedule at {t_ms}, before now ({self.now})")
         self._seq += 1
         heapq.heappush(self._heap, (t_ms, PRIORITY_DEFAULT, self._seq, fn, arg))
-        if self.concurrent:
-            self._wake.set()
 
     def call_now(self, fn: Callable[[Any], None], arg: Any = None) -> None:
         """Run ``fn(arg)`` at the current instant, after what is already queued for it."""
         self._seq += 1
         heapq.heappush(self._heap, (self.now, PRIORITY_DEFAULT, self._seq, fn, arg))
-        if self.concurrent:
-            self._wake.set()
 
     def push_iteration(self, t_ms: Ms, key: int, target: Iteration) -> None:
-        """Queue a periodic-job iteration: ``target._due()`` is awaited at ``t_ms``, before other
+        """Queue a periodic-job iteration: ``target.on_due()`` is called at ``t_ms``, before other
         entries of that instant; among iterations, ``key`` (registration order) breaks ties."""
         heapq.heappush(self._iters, (t_ms, key, target))
 
@@ -206,6 +217,8 @@ class Engine:
         non-iteration entry, or the first iteration of any periodic job that its idle hint does
         not prove idle. Every iteration due before ``H`` would run against unchanged state, log
         nothing and schedule nothing, so it is only counted. Returns True if ``first`` was skipped.
+        This relies on nothing else running meanwhile: no process may add an entry while the
+        horizon is computed (so never with concurrent processes).
         """
         due = first.next_due
         horizon: Ms | float = await first.idle_horizon(self.now)
@@ -245,65 +258,19 @@ class Engine:
 
     def start_now(self, proc: Process) -> None:
         """Run ``proc`` to its first suspension *now*; only as the last act of an entry."""
-        if self.concurrent:
-            self._resume(proc)
-        else:
-            self._step(proc, None)
+        self._step(proc, None)
 
-    def sleep(self, delay_ms: Ms) -> _Wait:
+    def sleep(self, delay_ms: Ms) -> Wait:
         """``await engine.sleep(d)`` inside a process: resume ``d`` ms later."""
         if delay_ms < 0:
             raise SimulationError(f"cannot sleep a negative time ({delay_ms} ms)")
-        return _Wait(self.now + delay_ms)
+        return Wait(self.now + delay_ms)
 
-    def sleep_until(self, t_ms: Ms) -> _Wait:
-        """``await engine.sleep_until(t)`` inside a process. On the real clock an instant that
-        has already passed resumes at once (the process is late, not wrong)."""
+    def sleep_until(self, t_ms: Ms) -> Wait:
+        """``await engine.sleep_until(t)`` inside a process."""
         if t_ms < self.now:
-            if self.concurrent:
-                return _Wait(self.now)
             raise SimulationError(f"cannot sleep until {t_ms}, before now ({self.now})")
-        return _Wait(t_ms)
-
-    def _resume(self, proc: Process) -> None:
-        if proc.dead:
-            return
-        if self.concurrent:
-            assert self._nursery is not None
-            self._nursery.start_soon(self._drive, proc)
-        else:
-            self._step(proc, None)
-
-    async def _drive(self, proc: Process) -> None:
-        """Concurrent mode: run ``proc`` to completion in this trio task, on the real clock."""
-        clock = self.clock
-        send: object = None
-        with trio.CancelScope() as scope:
-            proc.scope = scope
-            while True:
-                self.now = max(self.now, clock.virtual_now_ms())  # type: ignore[attr-defined]
-                log = self.log
-                log.lazy, self.current = proc.lazy, proc
-                try:
-                    if type(send) is _Thrown:
-                        yielded = proc.coro.throw(send.exc)
-                    else:
-                        yielded = proc.coro.send(send)
-                except StopIteration as stop:
-                    self._finish(proc, stop.value, None)
-                    return
-                except BaseException as exc:  # routed to on_done, or it aborts the run
-                    self._finish(proc, None, exc)
-                    if proc.on_done is None:
-                        raise
-                    return
-                finally:
-                    log.lazy, self.current = None, None
-                if type(yielded) is _Wait:
-                    await clock.wait_until(yielded.t_ms)
-                    send = None
-                else:
-                    send = await _forward_trap(yielded)
+        return Wait(t_ms)
 
     def kill(self, proc: Process) -> None:
         """Stop ``proc`` where it is (a crashed worker): its coroutine is closed, so ``finally``
@@ -311,17 +278,25 @@ class Engine:
         if proc.dead:
             return
         proc.dead = True
-        if proc.scope is not None:  # concurrent mode: its task unwinds it
-            proc.on_done = None
-            proc.scope.cancel()
-            return
         self.current = proc
         try:
             proc.coro.close()
         finally:
             self.current = None
 
-    def _step(self, proc: Process, send: object) -> None:
+    def _resume(self, proc: Process) -> None:
+        """A process's wake-up entry (``spawn``, the end of a sleep)."""
+        if not proc.dead:
+            self._step(proc, None)
+
+    def _advance(self, proc: Process, send: object) -> object:
+        """Run ``proc`` to its next suspension: send it ``send``, or throw it a ``_Thrown``'s.
+
+        Returns what it yielded -- a ``Wait``, or a trio trap to forward -- or ``ENDED`` once
+        it has returned or raised, its outcome then handed to :meth:`_finish`. While its code
+        runs, ``current`` is the process and the log's lazy header is its own; both are cleared
+        before the outcome is handed on, so ``on_done`` runs as nobody's code.
+        """
         log = self.log
         log.lazy = proc.lazy
         self.current = proc
@@ -334,34 +309,48 @@ class Engine:
             log.lazy = None
             self.current = None
             self._finish(proc, stop.value, None)
-            return
-        except BaseException as exc:
+            return ENDED
+        except BaseException as exc:  # routed to on_done, or it aborts the run
             log.lazy = None
             self.current = None
             self._finish(proc, None, exc)
-            return
+            return ENDED
         log.lazy = None
         self.current = None
-        if type(yielded) is _Wait:
+        return yielded
+
+    def _step(self, proc: Process, send: object) -> None:
+        """Resume ``proc`` in the engine's task: a sleep parks it on the heap; a trio trap is
+        left in ``_trap`` for the loop to forward before it runs anything else."""
+        yielded = self._advance(proc, send)
+        if type(yielded) is Wait:
             if yielded.t_ms < self.now:
                 raise SimulationError(f"{proc.name}: resume time {yielded.t_ms} is in the past")
             self._seq += 1
             heapq.heappush(
                 self._heap, (yielded.t_ms, PRIORITY_DEFAULT, self._seq, self._resume_cb, proc)
             )
-        else:
+        elif yielded is not ENDED:
             self._trap = (proc, yielded)
 
+    async def _forward_traps(self) -> None:
+        """Hand the pending trap to trio from the engine's task, resume its process with the
+        answer, and so on until that process sleeps or ends (virtual time stands still)."""
+        while self._trap is not None:
+            proc, trap = self._trap
+            self._trap = None
+            self._step(proc, await forward_trap(trap))
+
     def _finish(self, proc: Process, value: Any, exc: BaseException | None) -> None:
-        # A job scheduler's lazy header closes over its process (jobs.py `_announcer`): an
-        # iteration that logged nothing left that cycle to the garbage collector, some eight
-        # objects a tick, and collecting them was about 2 % of a tenth-scale month
-        # (docs/performance.md "Eighth round").
+        if proc.dead:  # killed: kill() promises that nobody hears of its end
+            return
+        # A job scheduler's lazy header closes over its process (jobs.py `_announcer`): dropping
+        # it here breaks that cycle, which would otherwise be left to the garbage collector.
         proc.lazy = None
         if proc.on_done is not None:
             proc.on_done(value, exc)
-        elif exc is not None and self._crash is None:
-            self._crash = exc
+        elif exc is not None:
+            self.fail(exc)
 
     def fail(self, exc: BaseException) -> None:
         """Abort the run with ``exc`` (raised from :meth:`run` after the current entry)."""
@@ -389,17 +378,7 @@ class Engine:
             # On the real clock, time starts after the setup: loading the initial database can
             # take a while on a real server, and the run must not start behind schedule.
             self.clock.start()
-            if self.concurrent:
-                async with trio.open_nursery() as nursery:
-                    self._nursery = nursery
-                    await self._loop(until_ms)
-                    nursery.cancel_scope.cancel()  # processes still running at the end stop
-                if not self.partial:
-                    # The processes unwinding above read the clock, which runs on past the end;
-                    # the run still ends at until_ms (lateness is measured by the lag records).
-                    self.now = until_ms
-            else:
-                await self._loop(until_ms)
+            await self._loop(until_ms)
         except BaseException:
             self.partial = True
             raise
@@ -410,10 +389,14 @@ class Engine:
             self.log.emitter(RunEnded)(self.now, int(self.partial))
             self.log.close(partial=self.partial)
             # The run is over: the periodic jobs (and through them the model) are let go, so
-            # that a report drawn next does not add to the model's memory (most of the 1.6 GB
-            # a full-scale run's process holds at its end).
+            # that a report drawn next does not add to the model's memory.
             self._iters.clear()
             self.finalizers.clear()
+
+    async def _loop(self, until_ms: Ms) -> None:
+        """Run the entries due up to ``until_ms`` (or until stopped); then set ``now`` to the
+        run's end, ``processed`` and ``partial``. Each subclass has its own."""
+        raise NotImplementedError
 
     def _close_suspended(self) -> None:
         """The run is over: close every process still waiting on the heap, in heap order, so
@@ -429,70 +412,3 @@ class Engine:
                 finally:
                     self.current = None
         self._heap.clear()
-
-    async def _wait_for(self, t: Ms) -> None:
-        """Real clock: wait until ``t``, or -- concurrent mode -- until a process adds an entry."""
-        if not self.concurrent:
-            await self.clock.wait_until(t)
-            return
-        self._wake = trio.Event()
-        with trio.move_on_at(self.clock.trio_time(t)):  # type: ignore[attr-defined]
-            await self._wake.wait()
-
-    async def _loop(self, until_ms: Ms) -> None:
-        heap = self._heap
-        pop = heapq.heappop
-        clock = self.clock
-        virtual = clock.is_virtual
-        waited_to: Ms = self.now
-        count = 0
-        while not self._stop:
-            iters = self._iters
-            if iters and (not heap or iters[0][0] <= heap[0][0]):
-                t = iters[0][0]
-                if t > until_ms:
-                    break
-                if not virtual and t > waited_to:
-                    await self._wait_for(t)
-                    if self.concurrent and clock.virtual_now_ms() < t:  # type: ignore[attr-defined]
-                        continue  # woken by a new entry: look again
-                    waited_to = t
-                _, _, it = pop(iters)
-                self.now = t if virtual else max(self.now, t)
-                if not (self.elide and await self._elide_from(it)):
-                    await it._due()
-            elif heap:
-                entry = heap[0]
-                t = entry[0]
-                if t > until_ms:
-                    break
-                if not virtual and t > waited_to:
-                    await self._wait_for(t)
-                    if self.concurrent and clock.virtual_now_ms() < t:  # type: ignore[attr-defined]
-                        continue
-                    waited_to = t
-                pop(heap)
-                self.now = t if virtual else max(self.now, t)
-                entry[3](entry[4])
-            elif self.concurrent and clock.virtual_now_ms() < until_ms:  # type: ignore[attr-defined]
-                await self._wait_for(until_ms)  # processes may still add entries
-                continue
-            else:
-                break
-            while self._trap is not None:
-                proc, trap = self._trap
-                self._trap = None
-                self._step(proc, await _forward_trap(trap))
-            if self._crash is not None:
-                raise self._crash
-            count += 1
-            if count % CHECKPOINT_EVERY == 0:
-                await trio.lowlevel.checkpoint()
-                if count % OBSERVE_EVERY == 0 and self.observer is not None:
-                    self.observer(t)
-        self.processed += count
-        if self._stop:
-            self.partial = True
-        else:
-            # On the real clock a late loop can overshoot: the run still ends at until_ms.
-            self.now = until_ms if not virtual else max(self.now, until_ms)

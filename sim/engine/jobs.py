@@ -50,8 +50,7 @@ class Job:
     """One job: what to run, with which data, and where it stands.
 
     A plain class, not a dataclass: mypyc compiles a dataclass's ``__init__`` as the
-    interpreted function the dataclass decorator generates, one interpreted frame per job
-    (docs/performance.md "Eighth round")."""
+    interpreted function the dataclass decorator generates, one interpreted frame per job."""
 
     __slots__ = (
         "data",
@@ -281,7 +280,7 @@ class JobScheduler:
         self.engine.push_iteration(first, index, self)
         self.engine.finalizers.append(self.flush_idle)
 
-    async def _due(self) -> None:
+    def on_due(self) -> None:
         """The pending iteration is due: it joins the queue's wait list (no priority, §1.4)."""
         job = Job(
             -1, self.name, self.name_idx, self.processor, None, None, self.next_due, scheduler=self

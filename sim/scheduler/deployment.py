@@ -165,7 +165,7 @@ class CvsaModel:
         self._timing = (
             Timing(
                 engine.log.emitter(JobTimed),
-                getattr(engine.clock, "speed", 1.0),
+                engine.clock.speed,
                 engine.clock.lag_ms,
             )
             if timed

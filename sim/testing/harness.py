@@ -9,7 +9,7 @@ import trio
 
 from sim.clock import Clock, VirtualClock
 from sim.determinism import deterministic_trio
-from sim.engine import Engine
+from sim.engine import ConcurrentEngine, Engine, RealClockEngine, VirtualEngine
 from sim.events import Chunk, EventLog
 
 
@@ -52,13 +52,11 @@ def run_engine(
     ``until_ms`` and return the engine and the recorder."""
     rec = Recorder()
     log = EventLog([rec])
-    engine = Engine(
-        clock=clock or VirtualClock(epoch_ms),
-        log=log,
-        seed=seed,
-        elide=elide,
-        concurrent=concurrent,
+    clock = clock or VirtualClock(epoch_ms)
+    kind = (
+        ConcurrentEngine if concurrent else VirtualEngine if clock.is_virtual else RealClockEngine
     )
+    engine = kind(clock=clock, log=log, seed=seed, elide=elide)
     setup(engine)
     log.open()
 

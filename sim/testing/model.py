@@ -22,7 +22,7 @@ from sim.backends import MemoryStore, MemoryWindowCounter
 from sim.clock import VirtualClock
 from sim.cvsa.vocabulary import UpstreamErrorKind
 from sim.determinism import deterministic_trio
-from sim.engine import Engine
+from sim.engine import Engine, VirtualEngine
 from sim.events import EventLog
 from sim.ports import UpstreamError, VideoStats
 from sim.rng import RandomStreams
@@ -163,7 +163,7 @@ def run_model(
     scenario = parse_scenario("\n".join(lines), source="<run_model>", overrides=overrides)
     recorder = Recorder()
     log = EventLog([recorder])
-    engine = Engine(clock=VirtualClock(scenario.start_ms), log=log, seed=seed, elide=elide)
+    engine = VirtualEngine(clock=VirtualClock(scenario.start_ms), log=log, seed=seed, elide=elide)
     table = {v.aid: v for v in videos}
     upstream = ScriptedUpstream(table, fault=fault, latency_ms=latency_ms, engine=engine)
 
