@@ -93,11 +93,9 @@ def tables(run_dir: str | Path) -> dict[str, Table]:
 
 def summary(run_dir: str | Path) -> dict[str, Any]:
     """The metrics of a report directory (``summary.json``)."""
-    from sim.report.build import read_json
-    from sim.runner import SUMMARY_FILE
+    from sim.report.run_files import read_summary
 
-    doc: dict[str, Any] = read_json(Path(run_dir) / SUMMARY_FILE)
-    return doc
+    return read_summary(Path(run_dir))
 
 
 def compare(

@@ -8,7 +8,6 @@ This is the one place where the pieces are chosen and wired (style-anchors R4): 
 from __future__ import annotations
 
 import gc
-import json
 import os
 import platform
 import signal
@@ -17,7 +16,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 import numpy as np
 import trio
@@ -37,18 +36,15 @@ from sim.engine import Engine
 from sim.events import EventLog, FileSink, Sink
 from sim.metrics import Reducer, ReducerSink, engine_reducers
 from sim.metrics.remote import Finish, ProcessReducerSink, merged_result
+from sim.report import SeriesSet, write_report
+from sim.report.build import series_tables
+from sim.report.milestones import GroundTruth
+from sim.report.run_files import EVENTS_FILE, write_run_files
+from sim.report.store import Table
 from sim.rng import RandomStreams
 from sim.scenario import Scenario, scenario_sha256
 from sim.units import SECOND_MS, Ms, format_instant_ms
-
-if TYPE_CHECKING:
-    from sim.report.milestones import GroundTruth
-    from sim.report.store import Table
-
-EVENTS_FILE = "events.simlog"
-MANIFEST_FILE = "manifest.json"
-SUMMARY_FILE = "summary.json"
-SCENARIO_FILE = "scenario.json"
+from sim.world import World
 
 
 class Model(Protocol):
@@ -211,18 +207,9 @@ def run_scenario(
     manifest = _manifest(scenario, engine, log, wall, speed, spec)
     manifest["reducers"] = reduction.describe()
     if out_dir is not None:
-        out_dir.mkdir(parents=True, exist_ok=True)
-        (out_dir / MANIFEST_FILE).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
-        # Every metric, under its stable dotted name; a pure function of the log, so it is
-        # byte-identical for the same scenario and seed (wall-clock facts are in the manifest).
-        (out_dir / SUMMARY_FILE).write_text(json.dumps(metrics, indent=2, sort_keys=True) + "\n")
-        # The validated scenario, so that `sim plot` and readers can rebuild what the run used.
-        doc = scenario.model_dump(mode="json", by_alias=True)
-        (out_dir / SCENARIO_FILE).write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n")
+        write_run_files(out_dir, manifest, metrics, scenario)
     files: list[Path] = []
     if tables is not None and out_dir is not None:
-        from sim.report import write_report
-
         files = write_report(out_dir, tables, scenario, manifest, metrics, plots=plots)
     return RunResult(manifest, metrics, out_dir, engine.partial, engine, files)
 
@@ -251,8 +238,6 @@ class _Reduction:
 
     def sinks(self) -> list[Sink]:
         """The log's reducer sinks (called once the model has added its reducers)."""
-        from sim.report.build import series_tables
-
         groups: list[tuple[list[Reducer], Finish]] = [(self.metrics, merged_result)]
         if self.series is not None:
             groups.append((self.series, series_tables))
@@ -291,16 +276,11 @@ def _in_process(scenario: Scenario) -> bool:
 
 
 def _series_set(model: Model, scenario: Scenario) -> Reducer:
-    from sim.report import SeriesSet
-
     return SeriesSet(scenario.timezone, _ground_truth(model, scenario))
 
 
 def _ground_truth(model: Model, scenario: Scenario) -> GroundTruth:
     """The milestone crossings of the model's world over the run (none for a model without one)."""
-    from sim.report.milestones import GroundTruth
-    from sim.world import World
-
     world = getattr(model, "world", None)
     if isinstance(world, World):
         return GroundTruth.of(world, scenario.start_ms, scenario.end_ms)
