@@ -70,7 +70,7 @@ def run(
     """Run a scenario (a path or a loaded :class:`Scenario`) as ``sim run`` does and write its
     report into ``out`` (default ``reports/<name>``); returns the manifest, the metrics and the
     files written."""
-    from sim.runner import run_scenario
+    from sim.runner import RunOptions, run_scenario
     from sim.scheduler import build_cvsa_model
 
     sc = (
@@ -79,9 +79,8 @@ def run(
         else load(scenario, seed=seed, overrides=overrides)
     )
     out_dir = Path(out) if out is not None else Path("reports") / sc.name
-    return run_scenario(
-        sc, build_cvsa_model, out_dir=out_dir, save_events=save_events, report=True, plots=plots
-    )
+    options = RunOptions(out_dir=out_dir, save_events=save_events, report=True, plots=plots)
+    return run_scenario(sc, build_cvsa_model, options)
 
 
 def tables(run_dir: str | Path) -> dict[str, Table]:

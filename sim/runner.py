@@ -128,27 +128,44 @@ def spec_of(scenario: Scenario) -> BackendSpec:
     )
 
 
+@dataclass(frozen=True)
+class RunOptions:
+    """How to run a scenario: where the files go, which clock and backends, what to watch.
+
+    The default is a run on the virtual clock, on the scenario's ``[backends]``, that writes
+    nothing: the manifest and the metrics come back in the :class:`RunResult`."""
+
+    out_dir: Path | None = None
+    """Where ``manifest.json``, ``summary.json`` and ``scenario.json`` go (None: nowhere)."""
+    save_events: bool = False
+    """Also save the event log there (``events.simlog``)."""
+    report: bool = False
+    """Also write the report there: the CSV time series and, with ``plots``, the PNG plots and
+    ``report.html`` (:mod:`sim.report`)."""
+    plots: bool = True
+    """With ``report``: draw the plots and the page (False: the CSV files only)."""
+    speed: float | None = None
+    """None: the virtual clock; K: the real clock, K times faster than production."""
+    backends: BackendSpec | None = None
+    """The backends (None: the scenario's ``[backends]``)."""
+    concurrent: bool = False
+    """Run jobs concurrently, as the deployed workers do (``sim load``; no tick elision)."""
+    observer: Callable[[int], None] | None = None
+    """Called with virtual time every few thousand events (a progress display)."""
+    handle_sigint: bool = False
+    """Ctrl-C stops the run cleanly: the log is closed, the manifest and the report say
+    partial; a second Ctrl-C cancels outstanding I/O."""
+    extra_sinks: Sequence[Sink] = ()
+    """More sinks of the event log (tests, benchmarks)."""
+
+
 def run_scenario(
-    scenario: Scenario,
-    build_model: ModelBuilder,
-    *,
-    out_dir: Path | None = None,
-    save_events: bool = False,
-    speed: float | None = None,
-    observer: Callable[[int], None] | None = None,
-    handle_sigint: bool = False,
-    extra_sinks: Sequence[Sink] = (),
-    backends: BackendSpec | None = None,
-    concurrent: bool = False,
-    report: bool = False,
-    plots: bool = True,
+    scenario: Scenario, build_model: ModelBuilder, options: RunOptions | None = None
 ) -> RunResult:
-    """Run ``scenario`` with ``build_model`` and write ``manifest.json``, ``summary.json``,
-    ``scenario.json`` (and the saved log) into ``out_dir`` when given; with ``report`` also the
-    time series (CSV) and, unless ``plots`` is false, the plots (PNG) and ``report.html``
-    (:mod:`sim.report`). Ctrl-C (with
-    ``handle_sigint``) stops the run cleanly: the log is closed and the manifest and the report
-    say partial; a second Ctrl-C cancels outstanding I/O."""
+    """Run ``scenario`` with ``build_model`` as ``options`` say (:class:`RunOptions`; by default
+    on the virtual clock, writing nothing) and return the manifest and the metrics."""
+    opts = options or RunOptions()
+    out_dir, speed = opts.out_dir, opts.speed
     clock: Clock = (
         VirtualClock(scenario.start_ms)
         if speed is None
@@ -156,21 +173,21 @@ def run_scenario(
     )
     streams = RandomStreams(scenario.seed)
     # Started first: the reducer process imports while the world is built.
-    reduction = _Reduction(scenario, report and out_dir is not None)
+    reduction = _Reduction(scenario, opts.report and out_dir is not None)
     try:
-        sinks: list[Sink] = [*extra_sinks]
-        if out_dir is not None and save_events:
+        sinks: list[Sink] = [*opts.extra_sinks]
+        if out_dir is not None and opts.save_events:
             sinks.append(FileSink(out_dir / EVENTS_FILE))
         log = EventLog(sinks)
         engine = Engine(
             clock=clock,
             log=log,
             seed=scenario.seed,
-            elide=scenario.engine.elide_idle_ticks and not concurrent,
-            concurrent=concurrent,
+            elide=scenario.engine.elide_idle_ticks and not opts.concurrent,
+            concurrent=opts.concurrent,
         )
-        engine.observer = observer
-        spec = backends or spec_of(scenario)
+        engine.observer = opts.observer
+        spec = opts.backends or spec_of(scenario)
         chosen = make_backends(spec, real_clock=speed is not None)
         model = build_model(scenario, engine, streams, chosen)
         reduction.metrics.extend(model.reducers())
@@ -186,7 +203,7 @@ def run_scenario(
     try:
         with deterministic_trio(scenario.seed):
             try:
-                trio.run(_main, engine, model, chosen, scenario.end_ms, handle_sigint)
+                trio.run(_main, engine, model, chosen, scenario.end_ms, opts.handle_sigint)
             except BaseExceptionGroup as group:  # trio's nurseries wrap errors in groups
                 backend = group.subgroup(BackendError)
                 if backend is not None:  # an environment problem: one clear line upstream
@@ -198,7 +215,7 @@ def run_scenario(
         # full-scale run's process holds at its end, bench/scheduler.py --by-day). Its objects
         # form cycles, hence the collection.
         del model, chosen
-        with _first_sigint_swallowed(handle_sigint):
+        with _first_sigint_swallowed(opts.handle_sigint):
             gc.collect()
             metrics, tables = reduction.results()
     finally:
@@ -210,8 +227,41 @@ def run_scenario(
         write_run_files(out_dir, manifest, metrics, scenario)
     files: list[Path] = []
     if tables is not None and out_dir is not None:
-        files = write_report(out_dir, tables, scenario, manifest, metrics, plots=plots)
+        files = write_report(out_dir, tables, scenario, manifest, metrics, plots=opts.plots)
     return RunResult(manifest, metrics, out_dir, engine.partial, engine, files)
+
+
+def run_in_processes(
+    runs: Sequence[tuple[Scenario, RunOptions]],
+    build_model: ModelBuilder,
+    *,
+    jobs: int,
+    on_done: Callable[[int], None] | None = None,
+) -> None:
+    """Run each scenario with its options, each in a process of its own, ``jobs`` at a time (the
+    points of a sweep). A run's results are its files (``options.out_dir``), which the caller
+    reads; ``on_done(i)`` is called as run ``i`` finishes, in the order they finish. Scenario,
+    options and ``build_model`` go to the child by pickling: the options hold no observer and no
+    sinks, and ``build_model`` is a module-level function. A failed run raises here, once the
+    runs already under way have finished."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    context = multiprocessing.get_context("spawn")  # no fork of a process holding threads
+    workers = max(1, min(jobs, len(runs)))
+    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+        futures = {
+            pool.submit(_run_in_child, scenario, build_model, options): i
+            for i, (scenario, options) in enumerate(runs)
+        }
+        for future in as_completed(futures):
+            future.result()
+            if on_done is not None:
+                on_done(futures[future])
+
+
+def _run_in_child(scenario: Scenario, build_model: ModelBuilder, options: RunOptions) -> None:
+    run_scenario(scenario, build_model, options)  # its files are the result (not the engine)
 
 
 async def _main(

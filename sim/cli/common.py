@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
@@ -35,7 +35,7 @@ def scenario_options(fn: F) -> F:
     return fn
 
 
-def load_or_exit(path: Path, overrides: tuple[str, ...], seed: int | None) -> Scenario:
+def load_or_exit(path: Path, overrides: Sequence[str], seed: int | None) -> Scenario:
     """Load and validate, or print every problem and exit with status 2."""
     try:
         return load_scenario(path, overrides=overrides, seed=seed)

@@ -173,7 +173,7 @@ def test_the_model_is_let_go_before_the_report_is_drawn(
     import weakref
 
     import sim.runner
-    from sim.runner import run_scenario
+    from sim.runner import RunOptions, run_scenario
     from sim.scenario import load_scenario
     from sim.scheduler import build_cvsa_model
     from tests.report.conftest import SCENARIO
@@ -194,5 +194,5 @@ def test_the_model_is_let_go_before_the_report_is_drawn(
 
     monkeypatch.setattr(sim.runner, "write_report", spy)
     scenario = load_scenario(SCENARIO).model_copy(update={"duration": HOUR_MS})
-    run_scenario(scenario, build, out_dir=tmp_path / "run", report=True, plots=False)
+    run_scenario(scenario, build, RunOptions(out_dir=tmp_path / "run", report=True, plots=False))
     assert alive_at_report == [False]
