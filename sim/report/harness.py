@@ -220,7 +220,7 @@ def _b64(path: Path) -> str:
 def _render(**context: Any) -> str:
     import jinja2
 
-    text = resources.files("sim.report").joinpath("templates/load.html.j2").read_text("utf-8")
+    text = resources.files("sim.report").joinpath("templates/load.html").read_text("utf-8")
     env = jinja2.Environment(
         autoescape=True, undefined=jinja2.StrictUndefined, keep_trailing_newline=True
     )
