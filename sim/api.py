@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from sim.report.compare import Comparison
-from sim.report.store import Table
+from sim.report.tables import Table
 from sim.runner import RunResult
 from sim.scenario import Scenario
 

@@ -38,9 +38,9 @@ from sim.metrics import Reducer, ReducerSink, engine_reducers
 from sim.metrics.remote import Finish, ProcessReducerSink, merged_result
 from sim.report import SeriesSet, write_report
 from sim.report.build import series_tables
-from sim.report.milestones import GroundTruth
+from sim.report.milestone_tracking import GroundTruth
 from sim.report.run_files import EVENTS_FILE, write_run_files
-from sim.report.store import Table
+from sim.report.tables import Table
 from sim.rng import RandomStreams
 from sim.scenario import Scenario, scenario_sha256
 from sim.units import SECOND_MS, Ms, format_instant_ms

@@ -21,7 +21,7 @@ from sim.cli.common import (
     scenario_options,
 )
 from sim.cli.progress import Progress
-from sim.report.harness import LOAD_HTML, step_row, worst_overrun, write_load_report
+from sim.report.load_report import LOAD_HTML, step_row, worst_overrun, write_load_report
 from sim.runner import RunOptions, run_scenario
 from sim.scenario import Scenario
 from sim.units import SECOND_MS

@@ -20,7 +20,7 @@ from typing import Any
 
 from sim.events.log import Chunk
 from sim.report.load_series import QueueDepth, UpstreamRequests
-from sim.report.milestones import GroundTruth, MilestoneTracking
+from sim.report.milestone_tracking import GroundTruth, MilestoneTracking
 from sim.report.proxies import ProxyRequests
 from sim.report.run_files import (
     EVENTS_FILE,
@@ -36,7 +36,7 @@ from sim.report.series import (
     SnapshotRate,
     WindowOccupancy,
 )
-from sim.report.store import Table, read_tables, write_tables
+from sim.report.tables import Table, read_tables, write_tables
 from sim.scenario import Scenario
 from sim.units import Ms
 

@@ -34,7 +34,7 @@ import numpy as np
 
 from sim.report.overlay import draw_overlay
 from sim.report.run_files import read_manifest, read_summary
-from sim.report.store import Table, to_csv, write_atomic
+from sim.report.tables import Table, to_csv, write_atomic
 
 Direction = Literal["up", "down", "both"]
 BAD_DIRECTION: list[tuple[str, Direction]] = [

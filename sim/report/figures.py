@@ -34,7 +34,7 @@ from sim.report.plots import (
 )
 from sim.report.proxies import proxies_figure
 from sim.report.series import TAKEN_TYPES, TYPES
-from sim.report.store import Table
+from sim.report.tables import Table
 from sim.units import DAY_MS, HOUR_MS, MINUTE_MS, WINDOW_MS
 
 if TYPE_CHECKING:

@@ -14,7 +14,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from sim.report.store import Table, write_atomic
+from sim.report.tables import Table, write_atomic
 from sim.scenario import Scenario
 from sim.scenario.expect import evaluate
 

@@ -15,7 +15,7 @@ import numpy as np
 from sim.report.plots import STYLE, PlotContext, legend, save
 from sim.report.run_files import read_manifest, read_scenario
 from sim.report.series import TYPES
-from sim.report.store import Table, read_tables
+from sim.report.tables import Table, read_tables
 from sim.units import HOUR_MS, WINDOW_MS
 
 if TYPE_CHECKING:

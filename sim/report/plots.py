@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from sim.report.store import Table, write_atomic
+from sim.report.tables import Table, write_atomic
 from sim.scenario import Scenario
 from sim.units import DAY_MS, HOUR_MS, SECOND_MS, Ms
 

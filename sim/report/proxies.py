@@ -28,7 +28,7 @@ from sim.report.plots import (
     time_axis,
 )
 from sim.report.series import Span
-from sim.report.store import Column, Table, local_times
+from sim.report.tables import Column, Table, local_times
 from sim.units import WINDOW_MS, Ms
 
 if TYPE_CHECKING:

@@ -63,7 +63,7 @@ def read_scenario(run_dir: Path) -> Scenario:
     """The validated scenario a run used (``scenario.json``)."""
     from pydantic import ValidationError
 
-    from sim.scenario.load import ScenarioError, format_validation_error
+    from sim.scenario.parse import ScenarioError, format_validation_error
 
     path = run_dir / SCENARIO_FILE
     try:

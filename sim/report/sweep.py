@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from sim.report.run_files import read_manifest, read_summary
-from sim.report.store import Column, Table, to_csv, write_atomic
+from sim.report.tables import Column, Table, to_csv, write_atomic
 from sim.scenario.grid import Axis
 
 RUNS_DIR = "runs"

@@ -13,7 +13,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from sim.scenario.load import parse_override
+from sim.scenario.parse import parse_override
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ from sim.cvsa.profile import (
 )
 from sim.cvsa.profile_doc import render_markdown
 from sim.scenario import ScenarioError, parse_scenario
-from sim.scenario.model import Scenario
+from sim.scenario.document import Scenario
 from sim.scenario.switches import NONE_WORDS, SwitchOverrides
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "profiles.md"
