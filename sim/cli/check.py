@@ -11,8 +11,8 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from sim.cli import EXIT_THRESHOLD
 from sim.cli.common import load_or_exit
+from sim.cli.exits import EXIT_INTERRUPTED, EXIT_THRESHOLD
 from sim.cli.progress import Progress
 from sim.runner import RunOptions, run_scenario
 from sim.scenario.expect import Verdict, evaluate
@@ -87,7 +87,7 @@ def check(
         results[scenario.name] = evaluate(scenario.expect, run.metrics)
         if run.partial:
             click.echo(f"{scenario.name}: interrupted", err=True)
-            sys.exit(130)
+            sys.exit(EXIT_INTERRUPTED)
     failed = any(not v.passed for verdicts in results.values() for v in verdicts)
     if as_json:
         doc = {

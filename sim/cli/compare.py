@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from sim.cli import EXIT_THRESHOLD, EXIT_USAGE
+from sim.cli.exits import EXIT_THRESHOLD, EXIT_USAGE
 
 _STYLE = {"worse": "bold red", "better": "green", "changed": "yellow", "added": "cyan"}
 

@@ -20,6 +20,7 @@ from sim.cli.common import (
     load_or_exit,
     scenario_options,
 )
+from sim.cli.exits import EXIT_INTERRUPTED
 from sim.cli.progress import Progress
 from sim.report.load_report import LOAD_HTML, step_row, worst_overrun, write_load_report
 from sim.runner import RunOptions, run_scenario
@@ -186,7 +187,7 @@ def load(
     else:
         _print(steps, best, out)
     if steps[-1]["wall_seconds"] is None or any(s.get("partial") for s in steps):
-        sys.exit(130)
+        sys.exit(EXIT_INTERRUPTED)
 
 
 def _one(scenario: Scenario, ramp: bool, step_s: float, speed: float, warm: bool) -> Scenario:

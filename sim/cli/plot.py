@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from sim.cli import EXIT_USAGE
+from sim.cli.exits import EXIT_USAGE
 
 
 @click.command()

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import click
 
-from sim.cli import EXIT_INTERRUPTED
 from sim.cli.common import (
     backend_errors,
     backend_options,
@@ -16,6 +15,7 @@ from sim.cli.common import (
     load_or_exit,
     scenario_options,
 )
+from sim.cli.exits import EXIT_INTERRUPTED
 from sim.cli.progress import Progress
 from sim.runner import RunOptions, run_scenario
 from sim.scenario.expect import evaluate

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import click
 
-from sim.cli import EXIT_INTERRUPTED
 from sim.cli.common import load_or_exit
+from sim.cli.exits import EXIT_INTERRUPTED
 
 
 @click.command()
