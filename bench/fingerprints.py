@@ -30,13 +30,13 @@ SLOW = {"full-scale"}
 CHILD = """
 import sys
 from sim.backends import BackendSpec
-from sim.runner import run_scenario
+from sim.runner import RunOptions, run_scenario
 from sim.scenario import load_scenario
 from sim.scheduler import build_cvsa_model
 sc = load_scenario(sys.argv[1])
 store = sys.argv[2]
 backends = None if store == "-" else BackendSpec(store=store, reset=True)
-r = run_scenario(sc, build_cvsa_model, backends=backends)
+r = run_scenario(sc, build_cvsa_model, RunOptions(backends=backends))
 print(r.manifest["event_log_sha256"])
 """
 

@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parent.parent
 CHILD = """
 import json, os, resource, sys, time
 from pathlib import Path
-from sim.runner import run_scenario
+from sim.runner import RunOptions, run_scenario
 from sim.scenario import load_scenario
 from sim.scheduler import build_cvsa_model
 sc = load_scenario(sys.argv[1])
@@ -61,10 +61,10 @@ def children():
             pids += f.read().split()
     return pids
 report = "report" in sys.argv[2:]
-r = run_scenario(
-    sc, build_cvsa_model, observer=by_day if "by-day" in sys.argv[2:] else None,
+r = run_scenario(sc, build_cvsa_model, RunOptions(
     out_dir=Path("out") if report else None, report=report,
-)
+    observer=by_day if "by-day" in sys.argv[2:] else None,
+))
 m = r.manifest
 print(json.dumps({
     "wall_s": m["wall_seconds"], "simulated_s": m["simulated_seconds"],

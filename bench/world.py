@@ -19,7 +19,7 @@ import numpy as np
 
 from sim.rng import RandomStreams
 from sim.scenario import parse_scenario
-from sim.scenario.model import Scenario
+from sim.scenario.document import Scenario
 from sim.units import HOUR_MS
 from sim.world import World
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from sim.report.compare import Comparison
-from sim.report.store import Table
+from sim.report.tables import Table
 from sim.runner import RunResult
 from sim.scenario import Scenario
 
@@ -70,7 +70,7 @@ def run(
     """Run a scenario (a path or a loaded :class:`Scenario`) as ``sim run`` does and write its
     report into ``out`` (default ``reports/<name>``); returns the manifest, the metrics and the
     files written."""
-    from sim.runner import run_scenario
+    from sim.runner import RunOptions, run_scenario
     from sim.scheduler import build_cvsa_model
 
     sc = (
@@ -79,9 +79,8 @@ def run(
         else load(scenario, seed=seed, overrides=overrides)
     )
     out_dir = Path(out) if out is not None else Path("reports") / sc.name
-    return run_scenario(
-        sc, build_cvsa_model, out_dir=out_dir, save_events=save_events, report=True, plots=plots
-    )
+    options = RunOptions(out_dir=out_dir, save_events=save_events, report=True, plots=plots)
+    return run_scenario(sc, build_cvsa_model, options)
 
 
 def tables(run_dir: str | Path) -> dict[str, Table]:
@@ -93,11 +92,9 @@ def tables(run_dir: str | Path) -> dict[str, Table]:
 
 def summary(run_dir: str | Path) -> dict[str, Any]:
     """The metrics of a report directory (``summary.json``)."""
-    from sim.report.build import read_json
-    from sim.runner import SUMMARY_FILE
+    from sim.report.run_files import read_summary
 
-    doc: dict[str, Any] = read_json(Path(run_dir) / SUMMARY_FILE)
-    return doc
+    return read_summary(Path(run_dir))
 
 
 def compare(

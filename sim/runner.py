@@ -8,7 +8,6 @@ This is the one place where the pieces are chosen and wired (style-anchors R4): 
 from __future__ import annotations
 
 import gc
-import json
 import os
 import platform
 import signal
@@ -17,7 +16,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 import numpy as np
 import trio
@@ -37,18 +36,15 @@ from sim.engine import ConcurrentEngine, Engine, RealClockEngine, VirtualEngine
 from sim.events import EventLog, FileSink, Sink
 from sim.metrics import Reducer, ReducerSink, engine_reducers
 from sim.metrics.remote import Finish, ProcessReducerSink, merged_result
+from sim.report import SeriesSet, write_report
+from sim.report.build import series_tables
+from sim.report.milestone_tracking import GroundTruth
+from sim.report.run_files import EVENTS_FILE, write_run_files
+from sim.report.tables import Table
 from sim.rng import RandomStreams
 from sim.scenario import Scenario, scenario_sha256
 from sim.units import SECOND_MS, Ms, format_instant_ms
-
-if TYPE_CHECKING:
-    from sim.report.milestones import GroundTruth
-    from sim.report.store import Table
-
-EVENTS_FILE = "events.simlog"
-MANIFEST_FILE = "manifest.json"
-SUMMARY_FILE = "summary.json"
-SCENARIO_FILE = "scenario.json"
+from sim.world import World
 
 
 class Model(Protocol):
@@ -132,27 +128,44 @@ def spec_of(scenario: Scenario) -> BackendSpec:
     )
 
 
+@dataclass(frozen=True)
+class RunOptions:
+    """How to run a scenario: where the files go, which clock and backends, what to watch.
+
+    The default is a run on the virtual clock, on the scenario's ``[backends]``, that writes
+    nothing: the manifest and the metrics come back in the :class:`RunResult`."""
+
+    out_dir: Path | None = None
+    """Where ``manifest.json``, ``summary.json`` and ``scenario.json`` go (None: nowhere)."""
+    save_events: bool = False
+    """Also save the event log there (``events.simlog``)."""
+    report: bool = False
+    """Also write the report there: the CSV time series and, with ``plots``, the PNG plots and
+    ``report.html`` (:mod:`sim.report`)."""
+    plots: bool = True
+    """With ``report``: draw the plots and the page (False: the CSV files only)."""
+    speed: float | None = None
+    """None: the virtual clock; K: the real clock, K times faster than production."""
+    backends: BackendSpec | None = None
+    """The backends (None: the scenario's ``[backends]``)."""
+    concurrent: bool = False
+    """Run jobs concurrently, as the deployed workers do (``sim load``; no tick elision)."""
+    observer: Callable[[int], None] | None = None
+    """Called with virtual time every few thousand events (a progress display)."""
+    handle_sigint: bool = False
+    """Ctrl-C stops the run cleanly: the log is closed, the manifest and the report say
+    partial; a second Ctrl-C cancels outstanding I/O."""
+    extra_sinks: Sequence[Sink] = ()
+    """More sinks of the event log (tests, benchmarks)."""
+
+
 def run_scenario(
-    scenario: Scenario,
-    build_model: ModelBuilder,
-    *,
-    out_dir: Path | None = None,
-    save_events: bool = False,
-    speed: float | None = None,
-    observer: Callable[[int], None] | None = None,
-    handle_sigint: bool = False,
-    extra_sinks: Sequence[Sink] = (),
-    backends: BackendSpec | None = None,
-    concurrent: bool = False,
-    report: bool = False,
-    plots: bool = True,
+    scenario: Scenario, build_model: ModelBuilder, options: RunOptions | None = None
 ) -> RunResult:
-    """Run ``scenario`` with ``build_model`` and write ``manifest.json``, ``summary.json``,
-    ``scenario.json`` (and the saved log) into ``out_dir`` when given; with ``report`` also the
-    time series (CSV) and, unless ``plots`` is false, the plots (PNG) and ``report.html``
-    (:mod:`sim.report`). Ctrl-C (with
-    ``handle_sigint``) stops the run cleanly: the log is closed and the manifest and the report
-    say partial; a second Ctrl-C cancels outstanding I/O."""
+    """Run ``scenario`` with ``build_model`` as ``options`` say (:class:`RunOptions`; by default
+    on the virtual clock, writing nothing) and return the manifest and the metrics."""
+    opts = options or RunOptions()
+    out_dir, speed = opts.out_dir, opts.speed
     clock: Clock = (
         VirtualClock(scenario.start_ms)
         if speed is None
@@ -160,23 +173,26 @@ def run_scenario(
     )
     streams = RandomStreams(scenario.seed)
     # Started first: the reducer process imports while the world is built.
-    reduction = _Reduction(scenario, report and out_dir is not None)
+    reduction = _Reduction(scenario, opts.report and out_dir is not None)
     try:
-        sinks: list[Sink] = [*extra_sinks]
-        if out_dir is not None and save_events:
+        sinks: list[Sink] = [*opts.extra_sinks]
+        if out_dir is not None and opts.save_events:
             sinks.append(FileSink(out_dir / EVENTS_FILE))
         log = EventLog(sinks)
+        # The one place an engine is chosen: the virtual clock, a scaled real one, or the real
+        # clock with one trio task per process (`sim load`; elision is off there).
         kind = (
-            ConcurrentEngine if concurrent else VirtualEngine if speed is None else RealClockEngine
+            ConcurrentEngine
+            if opts.concurrent
+            else VirtualEngine
+            if speed is None
+            else RealClockEngine
         )
         engine = kind(
-            clock=clock,
-            log=log,
-            seed=scenario.seed,
-            elide=scenario.engine.elide_idle_ticks and not concurrent,
+            clock=clock, log=log, seed=scenario.seed, elide=scenario.engine.elide_idle_ticks
         )
-        engine.observer = observer
-        spec = backends or spec_of(scenario)
+        engine.observer = opts.observer
+        spec = opts.backends or spec_of(scenario)
         chosen = make_backends(spec, real_clock=speed is not None)
         model = build_model(scenario, engine, streams, chosen)
         reduction.metrics.extend(model.reducers())
@@ -192,7 +208,7 @@ def run_scenario(
     try:
         with deterministic_trio(scenario.seed):
             try:
-                trio.run(_main, engine, model, chosen, scenario.end_ms, handle_sigint)
+                trio.run(_main, engine, model, chosen, scenario.end_ms, opts.handle_sigint)
             except BaseExceptionGroup as group:  # trio's nurseries wrap errors in groups
                 backend = group.subgroup(BackendError)
                 if backend is not None:  # an environment problem: one clear line upstream
@@ -204,7 +220,7 @@ def run_scenario(
         # full-scale run's process holds at its end, bench/scheduler.py --by-day). Its objects
         # form cycles, hence the collection.
         del model, chosen
-        with _first_sigint_swallowed(handle_sigint):
+        with _first_sigint_swallowed(opts.handle_sigint):
             gc.collect()
             metrics, tables = reduction.results()
     finally:
@@ -213,20 +229,44 @@ def run_scenario(
     manifest = _manifest(scenario, engine, log, wall, speed, spec)
     manifest["reducers"] = reduction.describe()
     if out_dir is not None:
-        out_dir.mkdir(parents=True, exist_ok=True)
-        (out_dir / MANIFEST_FILE).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
-        # Every metric, under its stable dotted name; a pure function of the log, so it is
-        # byte-identical for the same scenario and seed (wall-clock facts are in the manifest).
-        (out_dir / SUMMARY_FILE).write_text(json.dumps(metrics, indent=2, sort_keys=True) + "\n")
-        # The validated scenario, so that `sim plot` and readers can rebuild what the run used.
-        doc = scenario.model_dump(mode="json", by_alias=True)
-        (out_dir / SCENARIO_FILE).write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n")
+        write_run_files(out_dir, manifest, metrics, scenario)
     files: list[Path] = []
     if tables is not None and out_dir is not None:
-        from sim.report import write_report
-
-        files = write_report(out_dir, tables, scenario, manifest, metrics, plots=plots)
+        files = write_report(out_dir, tables, scenario, manifest, metrics, plots=opts.plots)
     return RunResult(manifest, metrics, out_dir, engine.partial, engine, files)
+
+
+def run_in_processes(
+    runs: Sequence[tuple[Scenario, RunOptions]],
+    build_model: ModelBuilder,
+    *,
+    jobs: int,
+    on_done: Callable[[int], None] | None = None,
+) -> None:
+    """Run each scenario with its options, each in a process of its own, ``jobs`` at a time (the
+    points of a sweep). A run's results are its files (``options.out_dir``), which the caller
+    reads; ``on_done(i)`` is called as run ``i`` finishes, in the order they finish. Scenario,
+    options and ``build_model`` go to the child by pickling: the options hold no observer and no
+    sinks, and ``build_model`` is a module-level function. A failed run raises here, once the
+    runs already under way have finished."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    context = multiprocessing.get_context("spawn")  # no fork of a process holding threads
+    workers = max(1, min(jobs, len(runs)))
+    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+        futures = {
+            pool.submit(_run_in_child, scenario, build_model, options): i
+            for i, (scenario, options) in enumerate(runs)
+        }
+        for future in as_completed(futures):
+            future.result()
+            if on_done is not None:
+                on_done(futures[future])
+
+
+def _run_in_child(scenario: Scenario, build_model: ModelBuilder, options: RunOptions) -> None:
+    run_scenario(scenario, build_model, options)  # its files are the result (not the engine)
 
 
 async def _main(
@@ -253,8 +293,6 @@ class _Reduction:
 
     def sinks(self) -> list[Sink]:
         """The log's reducer sinks (called once the model has added its reducers)."""
-        from sim.report.build import series_tables
-
         groups: list[tuple[list[Reducer], Finish]] = [(self.metrics, merged_result)]
         if self.series is not None:
             groups.append((self.series, series_tables))
@@ -293,16 +331,11 @@ def _in_process(scenario: Scenario) -> bool:
 
 
 def _series_set(model: Model, scenario: Scenario) -> Reducer:
-    from sim.report import SeriesSet
-
     return SeriesSet(scenario.timezone, _ground_truth(model, scenario))
 
 
 def _ground_truth(model: Model, scenario: Scenario) -> GroundTruth:
     """The milestone crossings of the model's world over the run (none for a model without one)."""
-    from sim.report.milestones import GroundTruth
-    from sim.world import World
-
     world = getattr(model, "world", None)
     if isinstance(world, World):
         return GroundTruth.of(world, scenario.start_ms, scenario.end_ms)

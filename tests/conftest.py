@@ -1,8 +1,13 @@
-"""Shared fixtures and the services policy (README "Services": skips become failures in CI)."""
+"""Shared fixtures, the services policy (README "Services": skips become failures in CI), and
+waiting for a child ``sim run`` to be under way."""
 
 from __future__ import annotations
 
 import os
+import re
+import selectors
+import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -22,3 +27,31 @@ def skip_or_fail(reason: str) -> None:
 @pytest.fixture
 def small_scenario() -> Path:
     return DATA / "small.toml"
+
+
+_PROGRESS = re.compile(rb"simulated (?!0s )\S+ of ")
+"""A plain progress line of ``sim run`` (sim/cli/progress.py) once virtual time has moved."""
+
+
+def wait_for_progress(proc: subprocess.Popen[bytes], timeout_s: float) -> bytes:
+    """Wait until the child ``sim run`` (stderr piped, no ``-q``) prints a progress line that
+    says virtual time has moved: the run is under way, whatever the machine's load (the line
+    comes every few wall seconds once the engine runs). Returns the line; fails, with what the
+    child printed, when it exits first or stays silent for ``timeout_s``."""
+    assert proc.stderr is not None
+    fd = proc.stderr.fileno()
+    seen = b""
+    deadline = time.monotonic() + timeout_s
+    with selectors.DefaultSelector() as selector:
+        selector.register(fd, selectors.EVENT_READ)
+        while True:
+            left = deadline - time.monotonic()
+            assert left > 0, f"no progress line in {timeout_s:g} s; stderr: {seen.decode()}"
+            if not selector.select(left):
+                continue
+            chunk = os.read(fd, 4096)
+            assert chunk, f"the run ended before a progress line; stderr: {seen.decode()}"
+            seen += chunk
+            for line in seen.splitlines():
+                if _PROGRESS.search(line):
+                    return line

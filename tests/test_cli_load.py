@@ -62,7 +62,7 @@ def test_ramp_doubles_the_speed_with_fresh_state_each_step(tmp_path: Path) -> No
 
 
 def test_the_harness_page_tables_come_from_the_metrics() -> None:
-    from sim.report.harness import job_rows, query_rows, step_row
+    from sim.report.load_report import job_rows, query_rows, step_row
 
     metrics = {
         "load.ops.store.due_schedules.count": 10,

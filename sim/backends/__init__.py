@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 from sim.backends.memory import MemoryStore, MemoryUpstream, MemoryWindowCounter
+from sim.ports import LockManager, ScheduleStore, SnapshotStore, WindowCounter
 
 Reservation = Literal["loop", "lua"]
 SqliteDriver = Literal["auto", "sqlite3", "aiosqlite"]
@@ -36,8 +37,19 @@ class BackendError(RuntimeError):
     message is one line naming the URL and what to do."""
 
 
+class Store(ScheduleStore, SnapshotStore, Protocol):
+    """What :func:`make_store` builds: one database holding the schedule table and the video
+    tables (the dispatchers' joins need both)."""
+
+
+class Counter(WindowCounter, LockManager, Protocol):
+    """What :func:`make_counter` builds: the window counts and the dispatcher locks, which share
+    one Redis in the deployed code."""
+
+
 class Lifecycle(Protocol):
-    """What every adapter offers besides its port."""
+    """What an adapter that does I/O offers besides its port (the in-memory ones have nothing to
+    open: :func:`open_backends` opens and closes the adapters that have these)."""
 
     needs_asyncio: bool
     """Its driver is asyncio-only (aiosqlite, psycopg, redis.asyncio): run it via trio-asyncio."""
@@ -73,7 +85,7 @@ class BackendSpec:
         return self.store == "memory" and self.counter == "memory"
 
 
-def make_store(spec: BackendSpec, *, real_clock: bool = False) -> Any:
+def make_store(spec: BackendSpec, *, real_clock: bool = False) -> Store:
     """The schedule-and-snapshot store named by ``spec.store`` (not yet connected). SQLite is
     driven by stdlib sqlite3 inline under the virtual clock and by aiosqlite on the real clock
     (:mod:`sim.backends.sqlite`)."""
@@ -96,7 +108,7 @@ def make_store(spec: BackendSpec, *, real_clock: bool = False) -> Any:
     )
 
 
-def make_counter(spec: BackendSpec) -> Any:
+def make_counter(spec: BackendSpec) -> Counter:
     """The window counter named by ``spec.counter`` (not yet connected)."""
     c = spec.counter
     if c == "memory":
@@ -114,8 +126,8 @@ def make_counter(spec: BackendSpec) -> Any:
 class Backends:
     """A run's store and counter."""
 
-    store: Any
-    counter: Any
+    store: Store
+    counter: Counter
 
     @property
     def needs_asyncio(self) -> bool:
@@ -179,10 +191,12 @@ __all__ = [
     "BackendError",
     "BackendSpec",
     "Backends",
+    "Counter",
     "Lifecycle",
     "MemoryStore",
     "MemoryUpstream",
     "MemoryWindowCounter",
+    "Store",
     "make_backends",
     "make_counter",
     "make_store",

@@ -1,7 +1,7 @@
 """The ``sim`` command line. Each subcommand lives in its own module and is registered here.
 
-Exit codes (k6 conventions, libraries.md §1): 0 ok; 1 unexpected error; 2 usage or scenario
-error; 99 a threshold or regression failed; 130 interrupted.
+Exit codes (k6 conventions, libraries.md §1; :mod:`sim.cli.exits`): 0 ok; 1 unexpected error;
+2 usage or scenario error; 99 a threshold or regression failed; 130 interrupted.
 """
 
 from __future__ import annotations
@@ -9,11 +9,7 @@ from __future__ import annotations
 import click
 
 from sim import __version__
-
-EXIT_OK = 0
-EXIT_USAGE = 2
-EXIT_THRESHOLD = 99
-EXIT_INTERRUPTED = 130
+from sim.cli.exits import EXIT_INTERRUPTED
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})

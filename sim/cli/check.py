@@ -11,10 +11,10 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from sim.cli import EXIT_THRESHOLD
 from sim.cli.common import load_or_exit
+from sim.cli.exits import EXIT_INTERRUPTED, EXIT_THRESHOLD
 from sim.cli.progress import Progress
-from sim.runner import run_scenario
+from sim.runner import RunOptions, run_scenario
 from sim.scenario.expect import Verdict, evaluate
 
 
@@ -76,19 +76,18 @@ def check(
         with Progress(
             scenario.name, scenario.start_ms, scenario.end_ms, enabled=not quiet and not as_json
         ) as progress:
-            run = run_scenario(
-                scenario,
-                build_cvsa_model,
+            options = RunOptions(
                 out_dir=out,
-                observer=progress.observe,
-                handle_sigint=True,
                 report=True,
                 plots=False,  # the CSV series: `sim plot` draws them, `sim compare` overlays them
+                observer=progress.observe,
+                handle_sigint=True,
             )
+            run = run_scenario(scenario, build_cvsa_model, options)
         results[scenario.name] = evaluate(scenario.expect, run.metrics)
         if run.partial:
             click.echo(f"{scenario.name}: interrupted", err=True)
-            sys.exit(130)
+            sys.exit(EXIT_INTERRUPTED)
     failed = any(not v.passed for verdicts in results.values() for v in verdicts)
     if as_json:
         doc = {

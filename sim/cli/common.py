@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 import click
 
 from sim.backends import BackendError, BackendSpec
+from sim.cli.exits import EXIT_ERROR, EXIT_USAGE
 from sim.scenario import Scenario, ScenarioError, load_scenario
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -35,14 +36,14 @@ def scenario_options(fn: F) -> F:
     return fn
 
 
-def load_or_exit(path: Path, overrides: tuple[str, ...], seed: int | None) -> Scenario:
+def load_or_exit(path: Path, overrides: Sequence[str], seed: int | None) -> Scenario:
     """Load and validate, or print every problem and exit with status 2."""
     try:
         return load_scenario(path, overrides=overrides, seed=seed)
     except ScenarioError as exc:
         for problem in exc.problems:
             click.echo(f"error: {problem}", err=True)
-        sys.exit(2)
+        sys.exit(EXIT_USAGE)
 
 
 def backend_options(fn: F) -> F:
@@ -104,4 +105,4 @@ def backend_errors() -> Iterator[None]:
         yield
     except BackendError as exc:
         click.echo(f"error: {exc}", err=True)
-        sys.exit(1)
+        sys.exit(EXIT_ERROR)

@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from sim.cli import EXIT_THRESHOLD, EXIT_USAGE
+from sim.cli.exits import EXIT_THRESHOLD, EXIT_USAGE
 
 _STYLE = {"worse": "bold red", "better": "green", "changed": "yellow", "added": "cyan"}
 
@@ -54,8 +54,7 @@ def compare(
     every tolerance holds (or none is given), 99 when a metric regressed beyond its tolerance,
     2 for a usage error.
     """
-    from sim.report.compare import compare_runs, parse_tolerance
-    from sim.report.overlay import comparison_json
+    from sim.report.compare import compare_runs, comparison_json, parse_tolerance
 
     try:
         parsed = [parse_tolerance(t) for t in tolerances]

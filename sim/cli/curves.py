@@ -32,7 +32,7 @@ def curves(
     # Imported here: numpy worlds and matplotlib cost a second of start-up (libraries.md §1).
     from sim.rng import RandomStreams
     from sim.world import World
-    from sim.world.plot import draw_all
+    from sim.world.drawing import draw_all
 
     out = out_dir if out_dir is not None else Path("reports") / sc.name / "curves"
     t = time.perf_counter()

@@ -20,9 +20,10 @@ from sim.cli.common import (
     load_or_exit,
     scenario_options,
 )
+from sim.cli.exits import EXIT_INTERRUPTED
 from sim.cli.progress import Progress
-from sim.report.harness import LOAD_HTML, step_row, worst_overrun, write_load_report
-from sim.runner import run_scenario
+from sim.report.load_report import LOAD_HTML, step_row, worst_overrun, write_load_report
+from sim.runner import RunOptions, run_scenario
 from sim.scenario import Scenario
 from sim.units import SECOND_MS
 
@@ -124,28 +125,27 @@ def load(
     steps: list[dict[str, Any]] = []
     k = speed
     while True:
-        run_scenario_ = _one(scenario, ramp, step_s, k, warm)
+        step = _one(scenario, ramp, step_s, k, warm)
         step_spec = dataclasses.replace(spec, reset=spec.reset or (ramp and bool(steps)))
         with (
             backend_errors(),
             Progress(
                 f"{scenario.name} x{k:g}",
-                run_scenario_.start_ms,
-                run_scenario_.end_ms,
+                step.start_ms,
+                step.end_ms,
                 enabled=not quiet and not as_json,
             ) as progress,
         ):
-            result = run_scenario(
-                run_scenario_,
-                build_cvsa_model,
+            options = RunOptions(
                 out_dir=out / f"x{k:g}" if ramp else out,
+                report=True,
                 speed=k,
-                observer=progress.observe,
-                handle_sigint=True,
                 backends=step_spec,
                 concurrent=True,
-                report=True,
+                observer=progress.observe,
+                handle_sigint=True,
             )
+            result = run_scenario(step, build_cvsa_model, options)
         ok = _sustained(result.metrics) and not result.partial
         steps.append(
             {
@@ -154,7 +154,7 @@ def load(
                 "metrics": result.metrics,
                 "wall_seconds": result.manifest["wall_seconds"],
                 "backends": result.manifest["backends"],
-                "simulated_s": (run_scenario_.end_ms - run_scenario_.start_ms) / SECOND_MS,
+                "simulated_s": (step.end_ms - step.start_ms) / SECOND_MS,
             }
         )
         if result.partial or not ramp or not ok or k * 2 > max_speed:
@@ -187,7 +187,7 @@ def load(
     else:
         _print(steps, best, out)
     if steps[-1]["wall_seconds"] is None or any(s.get("partial") for s in steps):
-        sys.exit(130)
+        sys.exit(EXIT_INTERRUPTED)
 
 
 def _one(scenario: Scenario, ramp: bool, step_s: float, speed: float, warm: bool) -> Scenario:

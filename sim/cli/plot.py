@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from sim.cli import EXIT_USAGE
+from sim.cli.exits import EXIT_USAGE
 
 
 @click.command()
@@ -33,7 +33,7 @@ def plot(run_dir: Path, source: str, as_json: bool) -> None:
     events the plots are drawn from the saved CSV files.
     """
     from sim.report import redraw
-    from sim.runner import EVENTS_FILE
+    from sim.report.run_files import EVENTS_FILE
 
     has_log = (run_dir / EVENTS_FILE).exists()
     if source == "events" and not has_log:

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import click
 
-from sim.cli import EXIT_INTERRUPTED
 from sim.cli.common import (
     backend_errors,
     backend_options,
@@ -16,8 +15,9 @@ from sim.cli.common import (
     load_or_exit,
     scenario_options,
 )
+from sim.cli.exits import EXIT_INTERRUPTED
 from sim.cli.progress import Progress
-from sim.runner import run_scenario
+from sim.runner import RunOptions, run_scenario
 from sim.scenario.expect import evaluate
 
 
@@ -91,18 +91,17 @@ def run(
                 enabled=not quiet and not as_json,
             ) as progress,
         ):
-            result = run_scenario(
-                scenario,
-                build_cvsa_model,
+            options = RunOptions(
                 out_dir=out,
                 save_events=save_events,
-                speed=speed,
-                observer=progress.observe,
-                handle_sigint=True,
                 report=True,
                 plots=not no_plots,
+                speed=speed,
                 backends=spec,
+                observer=progress.observe,
+                handle_sigint=True,
             )
+            result = run_scenario(scenario, build_cvsa_model, options)
     except KeyboardInterrupt:  # Ctrl-C after the run, while the report was being written
         click.echo(
             f"interrupted while writing the report; `sim plot {out}` draws it again", err=True

@@ -1,4 +1,9 @@
-"""``sim sweep``: run a scenario over a grid of ``--set`` values, in parallel processes."""
+"""``sim sweep``: run a scenario over a grid of ``--set`` values, in parallel processes.
+
+The grid is the scenario's (:mod:`sim.scenario.grid`), the runs the runner's
+(:func:`sim.runner.run_in_processes`: one run directory per point), and the table and plot the
+report's, read back from those directories (:mod:`sim.report.sweep`).
+"""
 
 from __future__ import annotations
 
@@ -10,8 +15,8 @@ from pathlib import Path
 
 import click
 
-from sim.cli import EXIT_INTERRUPTED
 from sim.cli.common import load_or_exit
+from sim.cli.exits import EXIT_INTERRUPTED
 
 
 @click.command()
@@ -74,50 +79,48 @@ def sweep(
     from rich.console import Console
     from rich.table import Table
 
-    from sim.report.sweep import grid, parse_sets, run_sweep
+    from sim.report.sweep import RUNS_DIR, tabulate, write_sweep
+    from sim.report.sweep_plot import draw_sweep
+    from sim.runner import RunOptions, run_in_processes
+    from sim.scenario.grid import grid, parse_sets, point_labels, point_overrides
+    from sim.scheduler import build_cvsa_model
 
     try:
         axes, fixed = parse_sets(sets)
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
     points = grid(axes)
-    first = None
-    for point in points:  # validate every point up front: no half-run sweep over a typo
-        sc = load_or_exit(scenario_path, (*fixed, *(f"{k}={v}" for k, v in point.items())), seed)
-        first = first or sc
-    assert first is not None
-    out = out_dir or Path("reports") / f"sweep-{first.name}"
+    # Every point is validated up front: no half-run sweep over a typo.
+    scenarios = [load_or_exit(scenario_path, point_overrides(fixed, p), seed) for p in points]
+    out = out_dir or Path("reports") / f"sweep-{scenarios[0].name}"
+    labels = point_labels(points)
     n_jobs = jobs or os.cpu_count() or 1
     started = time.perf_counter()
-
     finished = 0
 
-    def progress(i: int, label: str) -> None:
+    def progress(i: int) -> None:
         nonlocal finished
         finished += 1
         if not quiet and not as_json:
             wall = time.perf_counter() - started
-            click.echo(f"[{wall:6.1f}s] {finished}/{len(points)} done: {label}", err=True)
+            click.echo(f"[{wall:6.1f}s] {finished}/{len(points)} done: {labels[i]}", err=True)
 
     if not quiet and not as_json:
         click.echo(
             f"{len(points)} points, {min(n_jobs, len(points))} at a time -> {out}/", err=True
         )
+    runs = [
+        (sc, RunOptions(out_dir=out / RUNS_DIR / label, report=True, plots=not no_plots))
+        for sc, label in zip(scenarios, labels, strict=True)
+    ]
     try:
-        result = run_sweep(
-            scenario_path,
-            axes,
-            fixed,
-            out_dir=out,
-            seed=seed,
-            jobs=n_jobs,
-            metrics=metrics,
-            plots=not no_plots,
-            on_done=progress,
-        )
+        run_in_processes(runs, build_cvsa_model, jobs=n_jobs, on_done=progress)
     except KeyboardInterrupt:
         click.echo("sweep interrupted", err=True)
         sys.exit(EXIT_INTERRUPTED)
+    result = tabulate(out, axes, fixed, points, labels, metrics)
+    write_sweep(result, out)
+    draw_sweep(result, out / "sweep.png")
     for pattern in result.unmatched:
         click.echo(f"warning: --metric {pattern} matches no metric of any run", err=True)
     if as_json:

@@ -28,7 +28,7 @@ from sim.events import cvsa_kinds as K
 from sim.events.engine_kinds import IdleIterations
 from sim.events.log import Chunk
 from sim.metrics.base import Samples, percentiles
-from sim.metrics.load import LoadMetrics
+from sim.metrics.wall_timing import LoadMetrics
 from sim.units import SECOND_MS
 
 _TYPES = K.SNAPSHOT_TYPE.words

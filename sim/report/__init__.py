@@ -11,7 +11,7 @@ from sim.report.build import (
     report_from_log,
     write_report,
 )
-from sim.report.store import Table, from_csv, read_tables, to_csv, write_tables
+from sim.report.tables import Table, from_csv, read_tables, to_csv, write_tables
 
 __all__ = [
     "REPORT_FILE",

@@ -14,15 +14,20 @@ give byte-identical files for the same run.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from sim.events.log import Chunk
 from sim.report.load_series import QueueDepth, UpstreamRequests
-from sim.report.milestones import GroundTruth, MilestoneTracking
+from sim.report.milestone_tracking import GroundTruth, MilestoneTracking
 from sim.report.proxies import ProxyRequests
+from sim.report.run_files import (
+    EVENTS_FILE,
+    read_manifest,
+    read_scenario,
+    read_summary,
+)
 from sim.report.series import (
     CleanupDeletions,
     LatenessOverTime,
@@ -31,8 +36,7 @@ from sim.report.series import (
     SnapshotRate,
     WindowOccupancy,
 )
-from sim.report.store import Table, read_tables, write_tables
-from sim.runner import EVENTS_FILE, MANIFEST_FILE, SCENARIO_FILE, SUMMARY_FILE
+from sim.report.tables import Table, read_tables, write_tables
 from sim.scenario import Scenario
 from sim.units import Ms
 
@@ -100,27 +104,6 @@ def crossings_for(scenario: Scenario) -> GroundTruth:
     return GroundTruth.of(world, scenario.start_ms, scenario.end_ms)
 
 
-def read_json(path: Path) -> Any:
-    if not path.exists():
-        raise FileNotFoundError(f"{path}: missing; is {path.parent} a `sim run` report directory?")
-    return json.loads(path.read_text(encoding="utf-8"))
-
-
-def load_run_scenario(run_dir: Path) -> Scenario:
-    """The validated scenario a run used (``scenario.json``, written by ``sim run``)."""
-    from pydantic import ValidationError
-
-    from sim.scenario.load import ScenarioError, format_validation_error
-
-    path = run_dir / SCENARIO_FILE
-    try:
-        return Scenario.model_validate(read_json(path))
-    except ValidationError as exc:
-        # Written by another version of sim: say which keys no longer fit, not a pydantic dump.
-        problems = format_validation_error(str(path), exc, {})
-        raise ScenarioError([*problems, f"{path}: rerun the scenario with this version"]) from None
-
-
 def write_report(
     out_dir: Path,
     tables: dict[str, Table],
@@ -140,8 +123,9 @@ def draw_report(
     out_dir: Path, scenario: Scenario, manifest: dict[str, Any], summary: dict[str, Any]
 ) -> list[Path]:
     """Draw every PNG and ``report.html`` from the CSV files in ``out_dir``."""
+    from sim.report.figures import draw_run
     from sim.report.html import write_html
-    from sim.report.plots import PlotContext, draw_run
+    from sim.report.plots import PlotContext
 
     tables = read_tables(out_dir, list(TABLES))
     ctx = PlotContext.of(scenario, manifest)
@@ -156,9 +140,9 @@ def report_from_log(run_dir: Path) -> list[Path]:
     Raises ``ValueError`` when the log does not match the manifest's fingerprint."""
     from sim.events import SavedLog
 
-    scenario = load_run_scenario(run_dir)
-    manifest = read_json(run_dir / MANIFEST_FILE)
-    summary = read_json(run_dir / SUMMARY_FILE)
+    scenario = read_scenario(run_dir)
+    manifest = read_manifest(run_dir)
+    summary = read_summary(run_dir)
     series = SeriesSet(scenario.timezone, crossings_for(scenario))
     with SavedLog(run_dir / EVENTS_FILE) as log:
         for chunk in log.chunks():
@@ -177,7 +161,7 @@ def redraw(run_dir: Path, *, from_log: bool | None = None) -> list[Path]:
     use_log = (run_dir / EVENTS_FILE).exists() if from_log is None else from_log
     if use_log:
         return report_from_log(run_dir)
-    scenario = load_run_scenario(run_dir)
-    manifest = read_json(run_dir / MANIFEST_FILE)
-    summary = read_json(run_dir / SUMMARY_FILE)
+    scenario = read_scenario(run_dir)
+    manifest = read_manifest(run_dir)
+    summary = read_summary(run_dir)
     return draw_report(run_dir, scenario, manifest, summary)

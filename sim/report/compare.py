@@ -14,6 +14,10 @@ in the metric's unit (``2``), optionally signed:
 A relative tolerance on a metric that was 0 in run A fails on any move in the bad direction.
 A named metric missing from either run fails. A pattern judges the numeric metrics present in
 both runs (those in one run only are listed, not judged) and fails when it matches none.
+
+The comparison is read from the two runs' files (``summary.json``, ``manifest.json``) and, with an
+output directory, written as ``comparison.csv`` and ``comparison.json``, beside the overlay plot of
+the two runs' series (:mod:`sim.report.overlay`).
 """
 
 from __future__ import annotations
@@ -25,6 +29,12 @@ import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
+
+import numpy as np
+
+from sim.report.overlay import draw_overlay
+from sim.report.run_files import read_manifest, read_summary
+from sim.report.tables import Table, to_csv, write_atomic
 
 Direction = Literal["up", "down", "both"]
 BAD_DIRECTION: list[tuple[str, Direction]] = [
@@ -279,19 +289,61 @@ def compare_runs(
 ) -> Comparison:
     """Compare the ``summary.json`` of two run directories; with ``out_dir``, also write
     ``comparison.csv``, ``comparison.json`` and the overlay plot ``overlay.png`` there."""
-    from sim.report.build import read_json
-    from sim.runner import MANIFEST_FILE, SUMMARY_FILE
-
-    a, b = read_json(a_dir / SUMMARY_FILE), read_json(b_dir / SUMMARY_FILE)
+    a, b = read_summary(a_dir), read_summary(b_dir)
     rows = [
         delta_of(n, a.get(n), b.get(n), in_a=n in a, in_b=n in b) for n in sorted(set(a) | set(b))
     ]
     verdicts = [v for tol in tolerances for v in check(tol, a, b)]
-    facts_a = _run_facts(a_dir, read_json(a_dir / MANIFEST_FILE))
-    facts_b = _run_facts(b_dir, read_json(b_dir / MANIFEST_FILE))
+    facts_a = _run_facts(a_dir, read_manifest(a_dir))
+    facts_b = _run_facts(b_dir, read_manifest(b_dir))
     result = Comparison(facts_a, facts_b, rows, verdicts, [])
     if out_dir is not None:
-        from sim.report.overlay import write_comparison
-
         result.files = write_comparison(result, a_dir, b_dir, out_dir)
     return result
+
+
+def comparison_table(result: Comparison) -> Table:
+    """``comparison.csv``: one row per metric (values as text, JSON for lists and tables)."""
+
+    def text(v: Any) -> str:
+        return "" if v is None else v if isinstance(v, str) else json.dumps(v, sort_keys=True)
+
+    rows = result.rows
+    return Table(
+        {
+            "metric": np.array([r.metric for r in rows], dtype=np.str_),
+            "a": np.array([text(r.a) for r in rows], dtype=np.str_),
+            "b": np.array([text(r.b) for r in rows], dtype=np.str_),
+            "delta": np.array([np.nan if r.delta is None else r.delta for r in rows], np.float64),
+            "delta_pct": np.array([np.nan if r.pct is None else r.pct for r in rows], np.float64),
+            "change": np.array([r.change for r in rows], dtype=np.str_),
+        }
+    )
+
+
+def comparison_json(result: Comparison) -> dict[str, Any]:
+    """``comparison.json``: :meth:`Comparison.to_json` without the files, infinities as null."""
+    doc = result.to_json()
+    doc.pop("files")
+    for verdict in doc["tolerances"]:
+        moved = verdict["moved"]
+        if isinstance(moved, float) and not math.isfinite(moved):
+            verdict["moved"] = None
+    return doc
+
+
+def write_comparison(result: Comparison, a_dir: Path, b_dir: Path, out_dir: Path) -> list[Path]:
+    """Write ``comparison.csv``, ``comparison.json`` and ``overlay.png`` into ``out_dir``; the
+    overlay needs both runs' CSV series and scenario.json (it is skipped, with a note in
+    ``result.notes``, when one lacks them)."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    csv_path, json_path = out_dir / "comparison.csv", out_dir / "comparison.json"
+    write_atomic(csv_path, to_csv(comparison_table(result)).encode())
+    doc = json.dumps(comparison_json(result), indent=2, sort_keys=True) + "\n"
+    write_atomic(json_path, doc.encode())
+    try:
+        png = draw_overlay(a_dir, b_dir, out_dir / "overlay.png")
+    except FileNotFoundError as exc:
+        result.notes.append(f"no overlay plot: {exc}")
+        return [csv_path, json_path]
+    return [csv_path, json_path, png]

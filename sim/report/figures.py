@@ -1,24 +1,32 @@
 """The figures of a run report, one function each, from the CSV tables (see ``sim.report.series``).
 
 ``RUN_FIGURES`` lists them in report order: file name, caption (used by ``report.html``) and the
-drawing function. matplotlib is imported inside each function (this module is imported lazily).
+drawing function; :func:`draw_run` draws them all. matplotlib is imported inside each function
+(this module is imported lazily).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 
 from sim.report.plots import (
     COLOURS,
+    F8,
+    STYLE,
     FigureFn,
     PlotContext,
+    coarsen,
     count_axis,
     days,
+    dense_bins,
     empty_note,
     legend,
+    limit_line,
+    save,
     seconds_label,
     step_fill,
     step_line,
@@ -26,37 +34,13 @@ from sim.report.plots import (
 )
 from sim.report.proxies import proxies_figure
 from sim.report.series import TAKEN_TYPES, TYPES
-from sim.report.store import Table
+from sim.report.tables import Table
 from sim.units import DAY_MS, HOUR_MS, MINUTE_MS, WINDOW_MS
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.colors import Colormap, Normalize
     from matplotlib.figure import Figure
-
-F8 = npt.NDArray[np.float64]
-
-
-def limit_line(
-    ax: Axes, limit: float, top: float, label: str, colour: str, *, note_row: int = 0
-) -> None:
-    """A limit (the window cap, the worker count) as a dashed line with room above it, or a note
-    when it is so far above the data that drawing it would flatten the data (``note_row`` stacks
-    several notes on one axes)."""
-    if limit <= 4 * max(top, 1):
-        ax.axhline(limit, color=colour, ls="--", lw=1.2, label=label)
-        ax.set_ylim(0, max(top, limit, ax.get_ylim()[1] / 1.2) * 1.2)
-    else:
-        ax.set_ylim(0, max(top, 1) * 1.25)
-        ax.text(
-            0.995,
-            0.97 - 0.09 * note_row,
-            f"{label} is above this scale (peak {top:,.0f})",
-            transform=ax.transAxes,
-            ha="right",
-            va="top",
-            color=colour,
-        )
 
 
 def _stack(
@@ -205,40 +189,6 @@ def occupancy_colours(cap: float, peak: float) -> tuple[Colormap, Normalize]:
     return colours.with_extremes(bad="0.92"), norm
 
 
-def _dense(t: npt.NDArray[np.int64], values: F8, lo: int, hi: int, size: int) -> F8:
-    """Sparse bins -> every bin of ``[lo, hi)`` (step ``size``), zeros where absent."""
-    out = np.zeros((hi - lo) // size)
-    keep = (t >= lo) & (t < hi)
-    np.add.at(out, (t[keep] - lo) // size, values[keep])
-    return out
-
-
-MAX_POINTS = 1000
-"""Longer series are drawn in coarser bins (a pixel cannot show more)."""
-_FACTORS = (1, 2, 3, 5, 10, 12, 15, 20, 30, 60, 120, 180, 360, 720, 1440)
-
-
-def coarsen(
-    x: npt.NDArray[np.int64], columns: list[npt.NDArray[Any]], how: str
-) -> tuple[npt.NDArray[np.int64], list[F8], int]:
-    """Merge every ``k`` consecutive bins (``k`` so that at most :data:`MAX_POINTS` remain):
-    ``how`` is ``mean`` (a rate stays per original bin) or ``max``; returns x, columns, k."""
-    need = -(-len(x) // MAX_POINTS)
-    k = next((f for f in _FACTORS if f >= need), need)
-    if k == 1:
-        return x, [np.asarray(c, dtype=np.float64) for c in columns], 1
-    starts = np.arange(0, len(x), k)
-    sizes = np.diff(np.r_[starts, len(x)])
-    out = []
-    for c in columns:
-        values = np.asarray(c, dtype=np.float64)
-        if how == "max":
-            out.append(np.maximum.reduceat(values, starts))
-        else:
-            out.append(np.add.reduceat(values, starts) / sizes)
-    return x[starts], out, k
-
-
 def load(tables: dict[str, Table], ctx: PlotContext) -> Figure:
     import matplotlib.pyplot as plt
 
@@ -272,7 +222,7 @@ def load(tables: dict[str, Table], ctx: PlotContext) -> Figure:
         ("retries", event == "retry", "C1"),
         ("failed calls", np.char.startswith(event, "failed."), "C3"),
     ]
-    dense = [_dense(ut[sel], count[sel], lo, hi, WINDOW_MS) for _, sel, _ in lines]
+    dense = [dense_bins(ut[sel], count[sel], lo, hi, WINDOW_MS) for _, sel, _ in lines]
     cx, dense, k = coarsen(bins, dense, "mean")
     for (label, _, colour), y in zip(lines, dense, strict=True):
         if len(y) and (y.any() or label.startswith(("single", "bulk"))):
@@ -452,3 +402,17 @@ RUN_FIGURES: list[tuple[str, str, FigureFn]] = [
         milestones,
     ),
 ]
+
+
+def draw_run(out_dir: Path, tables: dict[str, Table], ctx: PlotContext) -> list[Path]:
+    """Draw every figure of a run report into ``out_dir``; returns the PNG paths in order."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    paths = []
+    with plt.rc_context(STYLE):
+        for name, _caption, draw in RUN_FIGURES:
+            paths.append(save(draw(tables, ctx), out_dir / name))
+    return paths

@@ -14,7 +14,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from sim.report.store import Table, write_atomic
+from sim.report.tables import Table, write_atomic
 from sim.scenario import Scenario
 from sim.scenario.expect import evaluate
 
@@ -69,7 +69,7 @@ def metric_groups(summary: dict[str, Any]) -> list[dict[str, Any]]:
 def _template() -> Any:
     import jinja2
 
-    text = resources.files("sim.report").joinpath("templates/report.html.j2").read_text("utf-8")
+    text = resources.files("sim.report").joinpath("templates/report.html").read_text("utf-8")
     env = jinja2.Environment(
         autoescape=True, undefined=jinja2.StrictUndefined, keep_trailing_newline=True
     )

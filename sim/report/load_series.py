@@ -27,7 +27,7 @@ from sim.events import cvsa_kinds as K
 from sim.events.engine_kinds import JobAdded, JobFinished, JobStarted
 from sim.events.log import Chunk
 from sim.report.series import I8, Span
-from sim.report.store import Column, Table, local_times
+from sim.report.tables import Column, Table, local_times
 from sim.units import MINUTE_MS, WINDOW_MS, Ms
 
 PATHS = {"snapshotVideo": "single", "bulkSnapshotVideo": "bulk"}

@@ -2,8 +2,9 @@
 
 Every figure is a pure function of the tables and the :class:`PlotContext`; PNGs carry fixed
 metadata and no timestamps, so they are byte-identical for the same run (libraries.md §0.5).
-Times are drawn in the scenario's time zone. The figures themselves are in
-:mod:`sim.report.figures`; this module holds the shared style, axes helpers and the list.
+Times are drawn in the scenario's time zone. The figures themselves, their list and
+:func:`~sim.report.figures.draw_run` are in :mod:`sim.report.figures`; this module holds what the
+figures share: the style, the context, axes helpers, binning and saving.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from sim.report.store import Table, write_atomic
+from sim.report.tables import Table, write_atomic
 from sim.scenario import Scenario
 from sim.units import DAY_MS, HOUR_MS, SECOND_MS, Ms
 
@@ -47,6 +48,7 @@ STYLE: dict[Any, Any] = {
     "svg.hashsalt": "sim",
 }
 PNG_METADATA = {"Software": "sim (matplotlib Agg)"}
+F8 = npt.NDArray[np.float64]
 
 
 @dataclass(frozen=True)
@@ -177,6 +179,62 @@ def step_fill(
         base = top
 
 
+def limit_line(
+    ax: Axes, limit: float, top: float, label: str, colour: str, *, note_row: int = 0
+) -> None:
+    """A limit (the window cap, the worker count) as a dashed line with room above it, or a note
+    when it is so far above the data that drawing it would flatten the data (``note_row`` stacks
+    several notes on one axes)."""
+    if limit <= 4 * max(top, 1):
+        ax.axhline(limit, color=colour, ls="--", lw=1.2, label=label)
+        ax.set_ylim(0, max(top, limit, ax.get_ylim()[1] / 1.2) * 1.2)
+    else:
+        ax.set_ylim(0, max(top, 1) * 1.25)
+        ax.text(
+            0.995,
+            0.97 - 0.09 * note_row,
+            f"{label} is above this scale (peak {top:,.0f})",
+            transform=ax.transAxes,
+            ha="right",
+            va="top",
+            color=colour,
+        )
+
+
+def dense_bins(t: npt.NDArray[np.int64], values: F8, lo: int, hi: int, size: int) -> F8:
+    """Sparse bins -> every bin of ``[lo, hi)`` (step ``size``), zeros where absent."""
+    out = np.zeros((hi - lo) // size)
+    keep = (t >= lo) & (t < hi)
+    np.add.at(out, (t[keep] - lo) // size, values[keep])
+    return out
+
+
+MAX_POINTS = 1000
+"""Longer series are drawn in coarser bins (a pixel cannot show more)."""
+_FACTORS = (1, 2, 3, 5, 10, 12, 15, 20, 30, 60, 120, 180, 360, 720, 1440)
+
+
+def coarsen(
+    x: npt.NDArray[np.int64], columns: list[npt.NDArray[Any]], how: str
+) -> tuple[npt.NDArray[np.int64], list[F8], int]:
+    """Merge every ``k`` consecutive bins (``k`` so that at most :data:`MAX_POINTS` remain):
+    ``how`` is ``mean`` (a rate stays per original bin) or ``max``; returns x, columns, k."""
+    need = -(-len(x) // MAX_POINTS)
+    k = next((f for f in _FACTORS if f >= need), need)
+    if k == 1:
+        return x, [np.asarray(c, dtype=np.float64) for c in columns], 1
+    starts = np.arange(0, len(x), k)
+    sizes = np.diff(np.r_[starts, len(x)])
+    out = []
+    for c in columns:
+        values = np.asarray(c, dtype=np.float64)
+        if how == "max":
+            out.append(np.maximum.reduceat(values, starts))
+        else:
+            out.append(np.add.reduceat(values, starts) / sizes)
+    return x[starts], out, k
+
+
 FigureFn = Callable[[dict[str, Table], PlotContext], "Figure"]
 
 
@@ -189,19 +247,3 @@ def save(fig: Figure, path: Path) -> Path:
     plt.close(fig)
     write_atomic(path, buf.getvalue())
     return path
-
-
-def draw_run(out_dir: Path, tables: dict[str, Table], ctx: PlotContext) -> list[Path]:
-    """Draw every figure of a run report into ``out_dir``; returns the PNG paths in order."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from sim.report.figures import RUN_FIGURES
-
-    paths = []
-    with plt.rc_context(STYLE):
-        for name, _caption, draw in RUN_FIGURES:
-            paths.append(save(draw(tables, ctx), out_dir / name))
-    return paths

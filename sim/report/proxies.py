@@ -16,14 +16,23 @@ import numpy as np
 
 from sim.events import cvsa_kinds as K
 from sim.events.log import Chunk
+from sim.report.plots import (
+    PlotContext,
+    coarsen,
+    count_axis,
+    days,
+    dense_bins,
+    empty_note,
+    legend,
+    limit_line,
+    time_axis,
+)
 from sim.report.series import Span
-from sim.report.store import Column, Table, local_times
+from sim.report.tables import Column, Table, local_times
 from sim.units import WINDOW_MS, Ms
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
-
-    from sim.report.plots import PlotContext
 
 PROVIDER_LIMIT_PER_WINDOW = 2000
 """The provider limiter's 300 s tier (reference §14.2): one copy per proxy."""
@@ -78,9 +87,6 @@ def proxies_figure(tables: dict[str, Table], ctx: PlotContext) -> Figure:
     stacked by outcome, with the provider limit (and the bulk task limit on alicloud)."""
     import matplotlib.pyplot as plt
 
-    from sim.report.figures import _dense, coarsen, limit_line
-    from sim.report.plots import count_axis, days, empty_note, legend, time_axis
-
     t = tables["proxies"]
     proxies = ["alicloud_hangzhou", "cf-worker", "native", "none"]
     fig, axes = plt.subplots(len(proxies), 1, figsize=(12, 9), sharex=True, layout="constrained")
@@ -99,7 +105,7 @@ def proxies_figure(tables: dict[str, Table], ctx: PlotContext) -> Figure:
             t.texts("outcome")[mine],
         )
         present = [o for o in outcomes if (outs == o).any()]
-        dense = [_dense(ts[outs == o], counts[outs == o], lo, hi, WINDOW_MS) for o in present]
+        dense = [dense_bins(ts[outs == o], counts[outs == o], lo, hi, WINDOW_MS) for o in present]
         cx, dense, k = coarsen(bins, dense, "mean")
         if present and len(cx):
             colours = [OUTCOME_COLOURS[o] for o in present]

@@ -2,7 +2,7 @@
 
 A series reducer has ``feed(chunk, names)`` and ``tables(span)``: it sees the log chunk by
 chunk, live during the run (a sink of the running log) or offline from ``events.simlog``, and
-returns :class:`~sim.report.store.Table` objects, written as CSV files named by the keys.
+returns :class:`~sim.report.tables.Table` objects, written as CSV files named by the keys.
 Nothing here counts inline in the engine or the model.
 
 Tables (bins are aligned to local time, the scenario's ``timezone``; 5-min windows are CVSA's
@@ -19,7 +19,7 @@ Tables (bins are aligned to local time, the scenario's ``timezone``; 5-min windo
 * ``cleanup_hourly``: rows deleted by ``scheduleCleanup`` per local hour, by type.
 
 See :mod:`sim.report.load_series` (upstream requests, queue depth) and
-:mod:`sim.report.milestones` (capture latency and bracket width against ground truth).
+:mod:`sim.report.milestone_tracking` (capture latency and bracket width against ground truth).
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from sim.events import cvsa_kinds as K
 from sim.events.engine_kinds import RunEnded, RunStarted
 from sim.events.log import Chunk
 from sim.metrics.base import PERCENTILES
-from sim.report.store import Column, Table, local_times
+from sim.report.tables import Column, Table, local_times
 from sim.units import HOUR_MS, MINUTE_MS, SECOND_MS, WINDOW_MS, Ms
 
 I8 = npt.NDArray[np.int64]

@@ -1,5 +1,6 @@
 """``sweep.png``: each chosen metric against the first swept parameter (capacity-planning
-curves), one line per combination of the other parameters."""
+curves), one line per combination of the other parameters, drawn from a sweep's table
+(:class:`sim.report.sweep.SweepResult`)."""
 
 from __future__ import annotations
 
@@ -9,10 +10,11 @@ from typing import TYPE_CHECKING
 
 import tomli
 
+from sim.report.plots import STYLE, legend, save
+from sim.report.sweep import SweepResult
+
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
-
-    from sim.report.sweep import SweepResult
 
 
 def _numeric(values: tuple[str, ...]) -> list[float] | None:
@@ -31,8 +33,6 @@ def _numeric(values: tuple[str, ...]) -> list[float] | None:
 
 def sweep_figure(result: SweepResult) -> Figure:
     import matplotlib.pyplot as plt
-
-    from sim.report.plots import legend
 
     metrics = result.metrics or ["(no metric)"]
     cols = min(len(metrics), 3)
@@ -80,8 +80,6 @@ def draw_sweep(result: SweepResult, path: Path) -> Path:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-
-    from sim.report.plots import STYLE, save
 
     with plt.rc_context(STYLE):
         return save(sweep_figure(result), path)

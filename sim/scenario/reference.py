@@ -20,8 +20,8 @@ from pydantic import BaseModel, TypeAdapter
 from pydantic.fields import FieldInfo
 
 from sim.scenario import types as T
+from sim.scenario.document import Scenario
 from sim.scenario.faults import Fault, _signed
-from sim.scenario.model import Scenario
 from sim.scenario.switches import SwitchOverrides
 from sim.scenario.types import Section
 from sim.units import format_duration_ms, format_instant_ms

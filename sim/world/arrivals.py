@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from sim.rng import RandomStreams
-from sim.scenario.model import Scenario
+from sim.scenario.document import Scenario
 from sim.units import DAY_MS
 from sim.world import families as fm
 from sim.world.catalog import B1, I1

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from sim.rng import RandomStreams
-from sim.scenario.model import Scenario
+from sim.scenario.document import Scenario
 from sim.units import DAY_MS, Ms
 from sim.world import families as fm
 from sim.world.curves import NEVER_MS

@@ -22,7 +22,7 @@ import numpy as np
 import numpy.typing as npt
 
 from sim.rng import RandomStreams
-from sim.scenario.model import Scenario
+from sim.scenario.document import Scenario
 from sim.world import families as fm
 from sim.world.curves import NEVER_MS, Family
 from sim.world.families import F8, I8, Draft

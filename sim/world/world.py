@@ -15,7 +15,7 @@ import numpy as np
 import numpy.typing as npt
 
 from sim.rng import RandomStreams
-from sim.scenario.model import Scenario
+from sim.scenario.document import Scenario
 from sim.units import Ms
 from sim.world.arrivals import draw_arrivals
 from sim.world.availability import DELETED, Availability, draw_availability

@@ -30,7 +30,7 @@ from sim.backends.redis import (
 )
 from sim.cvsa.windows import window_key_iso
 from sim.ports import Reserved
-from sim.runner import run_scenario
+from sim.runner import RunOptions, run_scenario
 from sim.scenario import load_scenario
 from sim.scheduler import build_cvsa_model
 from sim.units import WINDOW_MS, parse_instant_ms
@@ -348,7 +348,7 @@ RUN_OVERRIDES = [
 
 def _fingerprint(spec: BackendSpec) -> tuple[str, dict[str, Any]]:
     scenario = load_scenario(DATA / "small.toml", overrides=RUN_OVERRIDES)
-    result = run_scenario(scenario, build_cvsa_model, backends=spec)
+    result = run_scenario(scenario, build_cvsa_model, RunOptions(backends=spec))
     return result.manifest["event_log_sha256"], result.metrics
 
 

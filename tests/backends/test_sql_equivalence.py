@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from sim.backends import BackendSpec
-from sim.runner import run_scenario
+from sim.runner import RunOptions, run_scenario
 from sim.scenario import load_scenario
 from sim.scheduler import build_cvsa_model
 from tests.backends.redis_support import require_redis, unique_prefix
@@ -34,7 +34,7 @@ dispatcher, in seconds of wall time even where each query is a network round tri
 
 def _run(overrides: list[str], spec: BackendSpec) -> tuple[str, dict[str, Any]]:
     scenario = load_scenario(DATA / "small.toml", overrides=overrides)
-    result = run_scenario(scenario, build_cvsa_model, backends=spec)
+    result = run_scenario(scenario, build_cvsa_model, RunOptions(backends=spec))
     return result.manifest["event_log_sha256"], result.metrics
 
 

@@ -8,7 +8,6 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -29,7 +28,7 @@ from sim.backends.postgres import PostgresStore, redact, start_hint
 from sim.backends.sqlite import SqliteStore
 from sim.cvsa.vocabulary import ScheduleType
 from tests.backends.sql_support import require_postgres, schemas_like, unique_schema
-from tests.conftest import DATA
+from tests.conftest import DATA, wait_for_progress
 
 T0 = 1_924_992_000_000
 
@@ -248,16 +247,12 @@ def _interrupt_a_run(tmp_path: Path, *backend_args: str) -> dict[str, Any]:
     proc = subprocess.Popen(
         [
             *(sys.executable, "-m", "sim", "run", str(DATA / "small.toml"), "--out", str(out)),
-            *("-q", "--no-plots", "--save-events", "--set", 'duration="30d"', *backend_args),
+            *("--no-plots", "--save-events", "--set", 'duration="30d"', *backend_args),
         ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
-    deadline = time.monotonic() + 120
-    while not (out / "events.simlog").exists():  # opened just before the run starts
-        assert time.monotonic() < deadline, "the run never started"
-        time.sleep(0.05)
-    time.sleep(2.0)
+    wait_for_progress(proc, timeout_s=240)  # the run is under way: virtual time has moved
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, err.decode()

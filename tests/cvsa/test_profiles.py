@@ -21,7 +21,7 @@ from sim.cvsa.profile import (
     resolve,
 )
 from sim.scenario import ScenarioError, parse_scenario
-from sim.scenario.model import Scenario
+from sim.scenario.document import Scenario
 from sim.scenario.profile_doc import render_markdown
 from sim.scenario.switches import NONE_WORDS, SwitchOverrides
 

@@ -21,7 +21,7 @@ from sim.rng import RandomStreams
 from sim.scheduler.context import Ctx
 from sim.scheduler.feed import classify_song
 from sim.scheduler.schedule_snapshot import schedule_snapshot
-from sim.testing.model import T0, Video, run_model
+from sim.testing.runs import T0, Video, run_model
 from sim.units import HOUR_MS, MINUTE_MS, SECOND_MS, WINDOW_MS
 
 AID = 1001

@@ -1,4 +1,4 @@
-"""Invariant monitors on whole model runs (``sim.testing.model.run_model``): a crafted setup or a
+"""Invariant monitors on whole model runs (``sim.testing.runs.run_model``): a crafted setup or a
 faulty port makes each invariant fire; the same run without the fault keeps it silent."""
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from sim.metrics.invariants import (
 from sim.ports import ScheduleRow
 from sim.scheduler.context import Ctx
 from sim.scheduler.schedule_snapshot import schedule_snapshot
-from sim.testing.model import T0, ModelRun, Video, run_model
+from sim.testing.runs import T0, ModelRun, Video, run_model
 from sim.units import HOUR_MS, MINUTE_MS, SECOND_MS
 from sim.world.truth import Crossings
 from tests.metrics.loglib import reduce_recorded

@@ -12,11 +12,11 @@ from hypothesis import strategies as st
 
 from sim.cvsa.vocabulary import ScheduleType
 from sim.metrics.invariants import invariant_reducers
-from sim.metrics.invariants.lifecycle import LifecycleInvariants
+from sim.metrics.invariants.schedule_rows import LifecycleInvariants
 from sim.runner import run_scenario
 from sim.scenario import load_scenario
 from sim.scheduler import build_cvsa_model
-from sim.testing.model import T0, Video, run_model
+from sim.testing.runs import T0, Video, run_model
 from sim.units import HOUR_MS, MINUTE_MS, SECOND_MS
 from tests.conftest import DATA
 from tests.metrics.loglib import chunks_of, reduce

@@ -13,7 +13,7 @@ from sim.events.engine_kinds import RunEnded
 from sim.events.log import MAGIC, header_bytes
 from sim.metrics import ReducerSink, engine_reducers
 from sim.metrics.remote import ProcessReducerSink, ReducerProcessError, merged_result
-from sim.runner import run_scenario
+from sim.runner import RunOptions, run_scenario
 from sim.scenario import Scenario, load_scenario
 from sim.scheduler import build_cvsa_model
 from tests.conftest import DATA
@@ -30,9 +30,8 @@ def test_a_run_reports_the_same_metrics_and_tables_either_way(tmp_path: Path) ->
     outputs: dict[str, dict[str, bytes]] = {}
     for where in ("inline", "process"):
         out = tmp_path / where
-        result = run_scenario(
-            _with_reducers(scenario, where), build_cvsa_model, out_dir=out, report=True, plots=False
-        )
+        options = RunOptions(out_dir=out, report=True, plots=False)
+        result = run_scenario(_with_reducers(scenario, where), build_cvsa_model, options)
         assert result.manifest["reducers"]["where"] == where
         outputs[where] = {p.name: p.read_bytes() for p in out.iterdir() if p.suffix == ".csv"}
         outputs[where]["summary.json"] = (out / "summary.json").read_bytes()

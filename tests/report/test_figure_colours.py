@@ -42,7 +42,7 @@ def test_cleanup_legend_has_the_colours_of_the_bars() -> None:
 
     from sim.report.figures import cleanup
     from sim.report.plots import COLOURS, PlotContext
-    from sim.report.store import Table
+    from sim.report.tables import Table
 
     hour = 3_600_000
     start = 1_925_395_200_000

@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 from sim.report import TABLES, crossings_for, read_tables
-from sim.report.build import load_run_scenario
 from sim.report.figures import RUN_FIGURES
+from sim.report.run_files import read_scenario
 from sim.units import HOUR_MS
 from tests.report.conftest import sim
 
@@ -72,7 +72,7 @@ def test_series_agree_with_the_summary(report_run: Path) -> None:
 
 
 def test_milestones_are_the_visible_crossings_of_the_run(report_run: Path) -> None:
-    scenario = load_run_scenario(report_run)
+    scenario = read_scenario(report_run)
     truth = crossings_for(scenario)
     m = read_tables(report_run, ["milestones"])["milestones"]
     assert len(m) == int(np.count_nonzero(truth.visible)) > 0
@@ -172,8 +172,8 @@ def test_the_model_is_let_go_before_the_report_is_drawn(
     while it is still alive would add to the run's peak memory."""
     import weakref
 
-    import sim.report
-    from sim.runner import run_scenario
+    import sim.runner
+    from sim.runner import RunOptions, run_scenario
     from sim.scenario import load_scenario
     from sim.scheduler import build_cvsa_model
     from tests.report.conftest import SCENARIO
@@ -186,13 +186,13 @@ def test_the_model_is_let_go_before_the_report_is_drawn(
         return model
 
     alive_at_report: list[bool] = []
-    write = sim.report.write_report
+    write = sim.runner.write_report
 
     def spy(*args: Any, **kwargs: Any) -> Any:
         alive_at_report.append(models[0]() is not None)
         return write(*args, **kwargs)
 
-    monkeypatch.setattr(sim.report, "write_report", spy)
+    monkeypatch.setattr(sim.runner, "write_report", spy)
     scenario = load_scenario(SCENARIO).model_copy(update={"duration": HOUR_MS})
-    run_scenario(scenario, build, out_dir=tmp_path / "run", report=True, plots=False)
+    run_scenario(scenario, build, RunOptions(out_dir=tmp_path / "run", report=True, plots=False))
     assert alive_at_report == [False]

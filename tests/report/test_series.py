@@ -8,7 +8,7 @@ import pytest
 from sim.events import cvsa_kinds as K
 from sim.events.engine_kinds import JobAdded, JobFinished, JobStarted, RunEnded, RunStarted
 from sim.report.load_series import QueueDepth, UpstreamRequests
-from sim.report.milestones import GroundTruth, MilestoneTracking
+from sim.report.milestone_tracking import GroundTruth, MilestoneTracking
 from sim.report.series import CleanupDeletions, LatenessOverTime, RunSpan, Span, WindowOccupancy
 from sim.units import HOUR_MS, MINUTE_MS, SECOND_MS, WINDOW_MS
 from tests.report.logs import T0, Script, feed

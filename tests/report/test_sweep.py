@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from sim.report.sweep import Axis, grid, parse_sets, point_label, select_metrics, split_values
+from sim.report.sweep import select_metrics
+from sim.scenario.grid import Axis, grid, parse_sets, point_label, split_values
 from tests.report.conftest import SCENARIO, sim
 
 

@@ -1,6 +1,6 @@
 """Shared helpers of the timing regression suite (issue 4): codes, relative times, seeded draws.
 
-Every test runs the whole scheduler with :func:`sim.testing.model.run_model` from ``T0``
+Every test runs the whole scheduler with :func:`sim.testing.runs.run_model` from ``T0``
 (2031-01-06T00:00:00+08:00, a Monday) and asserts exact virtual instants relative to ``T0``.
 Where a time depends on a random draw, the draw is taken from the same named stream the model
 uses (:mod:`sim.rng`), so the expectation is derived, not copied from a run.
@@ -17,7 +17,7 @@ from sim.events import cvsa_kinds as K
 from sim.events.engine_kinds import JobAdded
 from sim.rng import RandomStreams
 from sim.scheduler.context import Ctx
-from sim.testing.model import T0, ModelRun
+from sim.testing.runs import T0, ModelRun
 from sim.units import WINDOW_MS, Ms
 
 TYPE = {word: K.SNAPSHOT_TYPE.code(word) for word in K.SNAPSHOT_TYPE.words}

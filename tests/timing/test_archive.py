@@ -18,7 +18,7 @@ from datetime import datetime, timedelta, timezone
 from sim.cvsa.vocabulary import ScheduleType
 from sim.events.cvsa_kinds import ScheduleCreated, ScheduleDispatched, SnapshotTaken
 from sim.scheduler.context import Ctx
-from sim.testing.model import T0, Video, run_model
+from sim.testing.runs import T0, Video, run_model
 from sim.units import DAY_MS, HOUR_MS, WEEK_MS, WINDOW_MS, Ms
 from tests.timing._support import (
     at,

@@ -22,7 +22,7 @@ from sim.events.cvsa_kinds import (
 )
 from sim.events.engine_kinds import IterationsMissed
 from sim.scheduler.context import Ctx
-from sim.testing.model import T0, ModelRun, Video, run_model
+from sim.testing.runs import T0, ModelRun, Video, run_model
 from sim.units import DAY_MS, SECOND_MS
 from tests.timing._support import CAUSE, SKIP, STATUS, Setup
 

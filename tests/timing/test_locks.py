@@ -15,7 +15,7 @@ import pytest
 from sim.cvsa.vocabulary import ScheduleType
 from sim.events.cvsa_kinds import LOCK_OUTCOME, DispatcherLocked, ScheduleCreated
 from sim.scheduler.context import Ctx
-from sim.testing.model import T0, ModelRun, Video, run_model
+from sim.testing.runs import T0, ModelRun, Video, run_model
 from sim.units import DAY_MS, SECOND_MS
 from tests.timing._support import SlowInserts, at, of_type, rel
 

@@ -23,7 +23,7 @@ from sim.events.cvsa_kinds import (
 )
 from sim.scheduler.context import Ctx
 from sim.scheduler.feed import classify_song
-from sim.testing.model import T0, ModelRun, Video, run_model
+from sim.testing.runs import T0, ModelRun, Video, run_model
 from sim.units import DAY_MS, HOUR_MS, MINUTE_MS, Ms
 from tests.timing._support import (
     NOT_CREATED,

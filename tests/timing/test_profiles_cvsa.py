@@ -34,7 +34,7 @@ from sim.ports import UpstreamError
 from sim.scheduler.context import Ctx
 from sim.scheduler.feed import classify_song
 from sim.scheduler.schedule_snapshot import schedule_snapshot
-from sim.testing.model import T0, Fault, ModelRun, Video, run_model
+from sim.testing.runs import T0, Fault, ModelRun, Video, run_model
 from sim.units import DAY_MS, HOUR_MS, MINUTE_MS, SECOND_MS, WEEK_MS, WINDOW_MS, Ms
 from tests.timing._support import (
     CAUSE,

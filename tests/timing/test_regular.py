@@ -14,7 +14,7 @@ from __future__ import annotations
 from sim.cvsa.vocabulary import ScheduleStatus, ScheduleType
 from sim.events.cvsa_kinds import ScheduleCreated, ScheduleDispatched, SnapshotTaken
 from sim.scheduler.context import Ctx
-from sim.testing.model import T0, Video, run_model
+from sim.testing.runs import T0, Video, run_model
 from sim.units import DAY_MS, HOUR_MS, MINUTE_MS, WINDOW_MS
 from tests.timing._support import (
     PLACEMENT,

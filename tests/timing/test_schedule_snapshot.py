@@ -23,7 +23,7 @@ from sim.cvsa.vocabulary import ScheduleType
 from sim.events.cvsa_kinds import NO_WINDOW, ScheduleCreated, ScheduleNotCreated
 from sim.scheduler.context import Ctx
 from sim.scheduler.schedule_snapshot import schedule_snapshot
-from sim.testing.model import T0, ModelRun, run_model
+from sim.testing.runs import T0, ModelRun, run_model
 from sim.units import DAY_MS, HOUR_MS, MINUTE_MS, SECOND_MS, WINDOW_MS, Ms
 from tests.timing._support import NOT_CREATED, PLACEMENT, at, jitter_offsets
 

@@ -29,7 +29,7 @@ from sim.events.cvsa_kinds import (
 )
 from sim.ports import UpstreamError
 from sim.scheduler.context import Ctx
-from sim.testing.model import T0, Fault, ModelRun, Video, run_model
+from sim.testing.runs import T0, Fault, ModelRun, Video, run_model
 from sim.units import DAY_MS, Ms
 from tests.timing._support import CAUSE, SKIP, STATUS, Setup, draws, of_aid, times
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from sim.cvsa.vocabulary import ScheduleStatus, ScheduleType
 from sim.events.cvsa_kinds import WindowReleased, WindowsRebuilt
 from sim.scheduler.context import Ctx
-from sim.testing.model import T0, ModelRun, Video, run_model
+from sim.testing.runs import T0, ModelRun, Video, run_model
 from sim.units import DAY_MS, HOUR_MS, MINUTE_MS, Ms
 from tests.timing._support import CAUSE, at, rel
 

@@ -117,9 +117,9 @@ from sim.metrics.invariants.common import (
     DEFAULT_STALE_SLACK_MS,
     EXAMPLES,
 )
-from sim.metrics.invariants.lifecycle import LifecycleInvariants
+from sim.metrics.invariants.placement import NoScheduleBeforeCreation, WindowCapInvariant
+from sim.metrics.invariants.schedule_rows import LifecycleInvariants
 from sim.metrics.invariants.songs import CrossingTable, MilestoneCapture, NoCrossings, StaleSongs
-from sim.metrics.invariants.windows import NoScheduleBeforeCreation, WindowCapInvariant
 from sim.units import Ms
 
 if TYPE_CHECKING:

@@ -5,9 +5,10 @@ Each step of a load run also writes a full run report (``report.html`` with its 
 its own directory (the top directory without ``--ramp``); this page sits above them and answers
 the harness's questions: how far the backends kept up at each speed (tick overruns, lag behind
 the schedule), which queries cost what (wall p50/p99/max per port method), and the highest
-speed sustained. Everything here comes from the steps' ``load.*`` metrics, which are reducers over
-the event log's ``PortCall`` and ``JobTimed`` records (:mod:`sim.metrics.load`). Unlike a virtual
-run's report, it is a measurement of this machine and these servers: it differs run to run.
+speed sustained. Everything here comes from the steps' ``load.*`` metrics, which are reducers
+over the event log's ``PortCall`` and ``JobTimed`` records (:mod:`sim.metrics.wall_timing`).
+Unlike a virtual run's report, it is a measurement of this machine and these servers: it differs
+run to run.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sim.report.plots import STYLE, save
-from sim.report.store import write_atomic
+from sim.report.tables import write_atomic
 from sim.units import SECOND_MS, format_duration_ms
 
 if TYPE_CHECKING:
@@ -220,7 +221,7 @@ def _b64(path: Path) -> str:
 def _render(**context: Any) -> str:
     import jinja2
 
-    text = resources.files("sim.report").joinpath("templates/load.html.j2").read_text("utf-8")
+    text = resources.files("sim.report").joinpath("templates/load.html").read_text("utf-8")
     env = jinja2.Environment(
         autoescape=True, undefined=jinja2.StrictUndefined, keep_trailing_newline=True
     )

@@ -21,7 +21,7 @@ from typing import Any
 import tomli
 from pydantic import ValidationError
 
-from sim.scenario.model import Scenario
+from sim.scenario.document import Scenario
 
 
 class ScenarioError(ValueError):

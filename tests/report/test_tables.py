@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sim.report.store import Table, from_csv, local_times, read_tables, to_csv, write_tables
+from sim.report.tables import Table, from_csv, local_times, read_tables, to_csv, write_tables
 from tests.report.logs import T0
 
 

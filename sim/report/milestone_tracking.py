@@ -26,7 +26,7 @@ import numpy.typing as npt
 from sim.events import cvsa_kinds as K
 from sim.events.log import Chunk
 from sim.report.series import Span
-from sim.report.store import Column, Table, local_times
+from sim.report.tables import Column, Table, local_times
 from sim.units import SECOND_MS, Ms
 
 if TYPE_CHECKING:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from sim.events import cvsa_kinds as K
-from sim.metrics.load import LoadMetrics
+from sim.metrics.wall_timing import LoadMetrics
 from tests.metrics.loglib import T0, chunks_of, reduce
 
 NAMES = ["store.due_schedules", "counter.incr", "snapshotTick", "bulkSnapshotVideo"]
