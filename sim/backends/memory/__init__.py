@@ -3,7 +3,8 @@ the same contract suite as SQLite, PostgreSQL and Redis (``sim.testing``, tests/
 Hand-tuned for speed and memory (docs/performance.md) and compiled by mypyc; its plain-Python
 twin, to check a result against, is :mod:`sim.backends.reference`."""
 
-from sim.backends.memory.counter import MemoryUpstream, MemoryWindowCounter
+from sim.backends.memory.counter import MemoryWindowCounter
 from sim.backends.memory.store import MemoryStore
+from sim.backends.memory.upstream import MemoryUpstream
 
 __all__ = ["MemoryStore", "MemoryUpstream", "MemoryWindowCounter"]
