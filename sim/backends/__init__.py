@@ -4,8 +4,15 @@ the one place that chooses them (style-anchors R4).
 A backend is named by a spec string, on the command line (``--store``, ``--counter``) or in a
 scenario's ``[backends]`` table:
 
-* store: ``memory`` (default) | ``sqlite:PATH`` | ``postgresql://USER@HOST:PORT/DB``
-* counter: ``memory`` (default) | ``fakeredis`` | ``redis://HOST:PORT/DB``
+* store: ``memory`` (default) | ``reference`` | ``sqlite:PATH`` |
+  ``postgresql://USER@HOST:PORT/DB``
+* counter: ``memory`` (default) | ``reference`` | ``fakeredis`` | ``redis://HOST:PORT/DB``
+
+``memory`` is the optimised in-memory store and counter (:mod:`sim.backends.memory`, compiled by
+mypyc); ``reference`` is the same in plain Python (:mod:`sim.backends.reference`: dicts, sorted
+lists, ``bisect``), to rerun a result on code that reads like the ports. The two names are
+chosen independently, as for every backend, so that a difference can be pinned on one of them:
+``--store reference --counter reference`` is the whole reference run.
 
 Adapters are built without I/O; :func:`open_backends` connects them (inside the run, under
 trio-asyncio when an asyncio driver is involved), checks that they hold no foreign data, and
@@ -21,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 from sim.backends.memory import MemoryStore, MemoryUpstream, MemoryWindowCounter
+from sim.backends.reference import ReferenceStore, ReferenceWindowCounter
 from sim.ports import LockManager, ScheduleStore, SnapshotStore, WindowCounter
 
 Reservation = Literal["loop", "lua"]
@@ -92,6 +100,8 @@ def make_store(spec: BackendSpec, *, real_clock: bool = False) -> Store:
     s = spec.store
     if s == "memory":
         return MemoryStore()
+    if s == "reference":
+        return ReferenceStore()
     if s.startswith("sqlite:"):
         from sim.backends.sqlite import SqliteStore
 
@@ -104,7 +114,7 @@ def make_store(spec: BackendSpec, *, real_clock: bool = False) -> Store:
 
         return PostgresStore(s, schema=spec.schema, reset=spec.reset)
     raise BackendError(
-        f"unknown store {s!r}: use memory, sqlite:PATH or postgresql://USER@HOST:PORT/DB"
+        f"unknown store {s!r}: use memory, reference, sqlite:PATH or postgresql://USER@HOST:PORT/DB"
     )
 
 
@@ -113,13 +123,17 @@ def make_counter(spec: BackendSpec) -> Counter:
     c = spec.counter
     if c == "memory":
         return MemoryWindowCounter()
+    if c == "reference":
+        return ReferenceWindowCounter()
     if c == "fakeredis" or c.startswith(("redis://", "rediss://", "unix://")):
         from sim.backends.redis import RedisWindowCounter
 
         return RedisWindowCounter(
             c, key_prefix=spec.key_prefix, reservation=spec.reservation, reset=spec.reset
         )
-    raise BackendError(f"unknown counter {c!r}: use memory, fakeredis or redis://HOST:PORT/DB")
+    raise BackendError(
+        f"unknown counter {c!r}: use memory, reference, fakeredis or redis://HOST:PORT/DB"
+    )
 
 
 @dataclass
@@ -196,6 +210,8 @@ __all__ = [
     "MemoryStore",
     "MemoryUpstream",
     "MemoryWindowCounter",
+    "ReferenceStore",
+    "ReferenceWindowCounter",
     "Store",
     "make_backends",
     "make_counter",

@@ -65,15 +65,17 @@ def backend_options(fn: F) -> F:
         "--counter",
         metavar="SPEC",
         default=None,
-        help="Window counter: memory | fakeredis | redis://HOST:PORT/DB "
+        help="Window counter: memory | reference | fakeredis | redis://HOST:PORT/DB "
         "[default: the scenario's [backends], else memory].",
     )(fn)
     fn = click.option(
         "--store",
         metavar="SPEC",
         default=None,
-        help="Schedule and snapshot store: memory | sqlite:PATH | "
-        "postgresql://USER@HOST:PORT/DB [default: the scenario's [backends], else memory].",
+        help="Schedule and snapshot store: memory (the optimised one) | reference (plain "
+        "Python, to check a result: add --counter reference for a wholly plain run) | "
+        "sqlite:PATH | postgresql://USER@HOST:PORT/DB "
+        "[default: the scenario's [backends], else memory].",
     )(fn)
     return fn
 

@@ -14,10 +14,16 @@ from sim.scenario.types import Section
 class BackendsSection(Section):
     """``[backends]``."""
 
-    store: str = Field(default="memory", pattern=r"^(memory|sqlite:.+|postgres(ql)?://.+)$")
-    """``memory``, ``sqlite:PATH`` or ``postgresql://USER@HOST:PORT/DB``."""
-    counter: str = Field(default="memory", pattern=r"^(memory|fakeredis|rediss?://.+|unix://.+)$")
-    """``memory``, ``fakeredis`` or ``redis://HOST:PORT/DB``."""
+    store: str = Field(
+        default="memory", pattern=r"^(memory|reference|sqlite:.+|postgres(ql)?://.+)$"
+    )
+    """``memory`` (the optimised in-memory store), ``reference`` (the same in plain Python, to
+    check a result), ``sqlite:PATH`` or ``postgresql://USER@HOST:PORT/DB``."""
+    counter: str = Field(
+        default="memory", pattern=r"^(memory|reference|fakeredis|rediss?://.+|unix://.+)$"
+    )
+    """``memory`` (optimised), ``reference`` (plain Python), ``fakeredis`` or
+    ``redis://HOST:PORT/DB``."""
     schema_name: str = Field(default="sim", alias="schema", pattern=r"^[a-z_][a-z0-9_]*$")
     """PostgreSQL schema for the tables."""
     key_prefix: str = "sim:"

@@ -1,10 +1,11 @@
 """One contract, every backend (README "Design rules" 2).
 
-Every check of ``sim.testing.CHECKS`` runs against every adapter of its port: memory, SQLite and
-fakeredis always; PostgreSQL and Redis when the servers are reachable (they skip otherwise, and
-fail instead under ``SIM_REQUIRE_SERVICES=1``, which CI sets). Each case gets a fresh, empty
-adapter: its own SQLite file (stdlib sqlite3 and aiosqlite), its own PostgreSQL schema, its
-own Redis key prefix, dropped after.
+Every check of ``sim.testing.CHECKS`` runs against every adapter of its port: memory (the
+optimised store), reference (the plain one), SQLite and fakeredis always; PostgreSQL and Redis
+when the servers are reachable (they skip otherwise, and fail instead under
+``SIM_REQUIRE_SERVICES=1``, which CI sets). Each case gets a fresh, empty adapter: its own
+SQLite file (stdlib sqlite3 and aiosqlite), its own PostgreSQL schema, its own Redis key
+prefix, dropped after.
 """
 
 from __future__ import annotations
@@ -16,7 +17,14 @@ from typing import Any, Literal
 import pytest
 import redis
 
-from sim.backends import Backends, MemoryStore, MemoryWindowCounter, open_backends
+from sim.backends import (
+    Backends,
+    MemoryStore,
+    MemoryWindowCounter,
+    ReferenceStore,
+    ReferenceWindowCounter,
+    open_backends,
+)
 from sim.backends.postgres import PostgresStore
 from sim.backends.redis import RedisWindowCounter
 from sim.backends.sqlite import SqliteStore
@@ -43,12 +51,14 @@ def _redis_counter(spec: str | None, reservation: Literal["loop", "lua"]) -> Fac
 
 STORES: dict[str, Factory] = {
     "memory": lambda tmp: MemoryStore(),
+    "reference": lambda tmp: ReferenceStore(),
     "sqlite": lambda tmp: SqliteStore(tmp / "contract.sqlite"),
     "aiosqlite": lambda tmp: SqliteStore(tmp / "contract.sqlite", driver="aiosqlite"),
     "postgres": lambda tmp: PostgresStore(require_postgres(), schema=unique_schema("contract")),
 }
 COUNTERS: dict[str, Factory] = {
     "memory": lambda tmp: MemoryWindowCounter(),
+    "reference": lambda tmp: ReferenceWindowCounter(),
     "fakeredis-loop": _redis_counter("fakeredis", "loop"),
     "fakeredis-lua": _redis_counter("fakeredis", "lua"),
     "redis-loop": _redis_counter(None, "loop"),

@@ -237,7 +237,7 @@ class ScheduleTable:
     ) -> list[ScheduleRow]:
         found: list[tuple[int, int]] = []
         lo = None if from_ms is None else from_ms << ID_BITS
-        for type in types:
+        for type in dict.fromkeys(types):  # ``type IN (...)``: a type named twice counts once
             heap = self._pending[TYPE_CODE[type]]
             rank = _ORDER_RANK.get(type, 2) if order == "normal_first" else 0
             # Stale entries at the top go for good; any further down are walked past, and go
@@ -250,14 +250,17 @@ class ScheduleTable:
                 # wait in a small heap of their own, keyed by their entry (no child is below
                 # its parent), so k entries cost k steps on a heap of about k instead of k pops
                 # and k pushes on a heap of millions.
-                size = heap.n
+                # A row moved to its own time, or set pending again, has two equal entries:
+                # they come out one after the other, and the second is skipped.
+                size, last = heap.n, -1
                 frontier = [_entry(heap, 0) << POS_BITS]
                 while frontier and n < limit:
                     top = heapq.heappop(frontier)
                     pos, key = top & _POS_MASK, top >> POS_BITS
-                    if self._live(key, PENDING) and (lo is None or key >= lo):
+                    if key != last and self._live(key, PENDING) and (lo is None or key >= lo):
                         found.append((rank, key))
                         n += 1
+                    last = key
                     child = 2 * pos + 1
                     if child < size and heap.t_at(child) <= to_ms:
                         heapq.heappush(frontier, _entry(heap, child) << POS_BITS | child)
@@ -283,11 +286,10 @@ class ScheduleTable:
         self, ids: Sequence[int], status: ScheduleStatus
     ) -> list[ScheduleRow]:
         code = STATUS_CODE[status]
-        before = []
-        for i in ids:
-            if self._exists(i):
-                before.append(self._row(i))
-                self._set(i, code)
+        # Every row as it was before the UPDATE, an id named twice included.
+        before = [self._row(i) for i in ids if self._exists(i)]
+        for row in before:
+            self._set(row.id, code)
         return before
 
     async def delete_overdue_schedules(self, before_ms: Ms) -> list[ScheduleRow]:

@@ -19,7 +19,8 @@ _TRACKED_OTHERS: Final = (TYPE_CODE[ScheduleType.ARCHIVE],)
 
 
 class MemoryStore(ScheduleTable, VideoTables):
-    """Schedule store and snapshot store over columns, heaps and dicts (see the two modules)."""
+    """The optimised store: schedule store and snapshot store over columns, heaps and dicts (see
+    the two modules; its plain twin is :class:`sim.backends.reference.ReferenceStore`)."""
 
     def __init__(self) -> None:
         VideoTables.__init__(self)

@@ -256,7 +256,8 @@ class VideoTables:
         if self._flags.get(s) & IS_VIDEO:
             return
         self._flags.set(s, self._flags.get(s) | IS_VIDEO)
-        self._published.set(s, published_ms)
+        if not self._flags.get(s) & IS_SONG:  # a song keeps the time songs.published_at has
+            self._published.set(s, published_ms)
         self._video_added(aid, False)
 
     async def add_song(self, aid: int, published_ms: Ms) -> bool:
@@ -264,18 +265,13 @@ class VideoTables:
         if self._flags.get(s) & IS_SONG:
             return False
         self._flags.set(s, self._flags.get(s) | IS_SONG)
+        # songs.published_at is the video's when the video is known (as the SQL store writes
+        # it); one column holds both, since only a song's time is ever read.
         if not self._flags.get(s) & IS_VIDEO:
             self._published.set(s, published_ms)
-        self._song_published_set(s, published_ms)
         self._video_added(aid, True)
         self._recheck_candidate(aid, s)
         return True
-
-    def _song_published_set(self, s: int, published_ms: Ms) -> None:
-        # songs.published_at is its own column in the deployed schema; videos added as songs
-        # first keep the song's value (the two agree in every caller).
-        if self._published.get(s) < 0:
-            self._published.set(s, published_ms)
 
     async def load_catalog(
         self, aids: Sequence[int], published_ms: Sequence[Ms], is_song: Sequence[bool]
