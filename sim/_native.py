@@ -57,7 +57,6 @@ COMPILED_MODULES = (
     "sim.backends.memory.keyheap",
     "sim.backends.memory.schedules",
     "sim.backends.memory.store",
-    "sim.backends.memory.upstream",
     "sim.backends.memory.videos",
     "sim.world.scalar",
     "sim.world.traffic",

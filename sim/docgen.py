@@ -1,5 +1,5 @@
 """The entry point shared by the generated docs (``python -m sim.scenario.profile_doc
-docs/profiles.md``, ``python -m sim.scenario.reference docs/scenario.md``): a test keeps each
+docs/profiles.md``, ``python -m sim.scenario.scenario_doc docs/scenario.md``): a test keeps each
 file current."""
 
 from __future__ import annotations

@@ -1,8 +1,12 @@
 """Ports: the small interfaces the scheduler is written against (README "Design rules" 2).
 
 Each method is one SQL-equivalent query or one Redis command of the deployed code, named after
-what it does; its docstring states the semantics every backend must reproduce, *including* the
+what it does. Its docstring states the semantics every backend must reproduce, *including* the
 non-atomic parts, because reproducing races is part of the simulator's job (style-anchors R3).
+The store's methods sit in protocols of reads and of writes (``ScheduleReads``,
+``ScheduleWrites``, ``SnapshotReads``, ``SnapshotWrites``), and every window-counter and lock
+method is one Redis round trip: the query counts of a run follow from that
+(:mod:`sim.scheduler.metering`).
 Backends are adapters in ``sim/backends/`` (one file each), chosen at one composition root
 (:func:`sim.backends.open_backends`); all of them pass the contract suite in ``sim.testing``.
 
@@ -80,14 +84,8 @@ class EtaInputs(NamedTuple):
     before its lookbacks then (reference §11.4)."""
 
 
-class ScheduleStore(Protocol):
-    """``snapshot_schedule`` and the queries the scheduler runs on it (reference §2.1, §5-§12)."""
-
-    async def insert_schedule(
-        self, aid: int, type: ScheduleType, started_at_ms: Ms, created_at_ms: Ms
-    ) -> int:
-        """INSERT a ``pending`` row; return its id (ids count up from 1)."""
-        ...
+class ScheduleReads(Protocol):
+    """The queries on ``snapshot_schedule`` (reference §2.1, §5-§12): each one read."""
 
     async def get_schedule(self, schedule_id: int) -> ScheduleRow | None:
         """The row, or None if it was deleted."""
@@ -99,11 +97,6 @@ class ScheduleStore(Protocol):
 
     async def active_schedules(self, aid: int, type: ScheduleType) -> list[ScheduleRow]:
         """The pending and processing rows of (aid, type), by id (reference §5 step 2)."""
-        ...
-
-    async def move_schedule(self, schedule_id: int, started_at_ms: Ms) -> ScheduleRow | None:
-        """In one transaction (SELECT ... FOR UPDATE, UPDATE): set ``started_at``; return the row
-        as it was *before* the update, or None if it no longer exists (reference §5 step 2)."""
         ...
 
     async def due_schedules(
@@ -121,18 +114,6 @@ class ScheduleStore(Protocol):
 
     async def has_processing_schedule(self, aid: int) -> bool:
         """Does any row of ``aid`` (any type) have status ``processing``? (reference §7.2)"""
-        ...
-
-    async def set_schedule_status(
-        self, ids: Sequence[int], status: ScheduleStatus
-    ) -> list[ScheduleRow]:
-        """Set ``status`` on the rows that exist; return those rows as they were *before*
-        (the caller decrements the windows of rows that left ``pending``, reference §6.4)."""
-        ...
-
-    async def delete_overdue_schedules(self, before_ms: Ms) -> list[ScheduleRow]:
-        """DELETE pending and processing rows with ``started_at < before_ms``; return them in id
-        order (reference §12)."""
         ...
 
     async def pending_counts_by_window(
@@ -166,28 +147,40 @@ class ScheduleStore(Protocol):
         ...
 
 
-class SnapshotStore(Protocol):
-    """``video_snapshot``, ``eta``, ``songs`` and ``bilibili_metadata`` (reference §2.2-§2.7)."""
+class ScheduleWrites(Protocol):
+    """The writes to ``snapshot_schedule``: each one INSERT, UPDATE or DELETE statement (a
+    transaction where its docstring says so)."""
 
-    async def add_video(self, aid: int, published_ms: Ms) -> None:
-        """INSERT into ``bilibili_metadata`` (status 0) if absent."""
-        ...
-
-    async def add_song(self, aid: int, published_ms: Ms) -> bool:
-        """INSERT into ``songs`` if absent; True if it was added (reference §13.2)."""
-        ...
-
-    async def load_catalog(
-        self, aids: Sequence[int], published_ms: Sequence[Ms], is_song: Sequence[bool]
-    ) -> None:
-        """Bulk :meth:`add_video` (and :meth:`add_song` where ``is_song``): the first catalogue."""
-        ...
-
-    async def load_snapshots(
-        self, aids: Sequence[int], times_ms: Sequence[Ms], views: Sequence[int]
+    async def insert_schedule(
+        self, aid: int, type: ScheduleType, started_at_ms: Ms, created_at_ms: Ms
     ) -> int:
-        """Bulk :meth:`insert_snapshot`; returns how many were stored (duplicates are not)."""
+        """INSERT a ``pending`` row; return its id (ids count up from 1)."""
         ...
+
+    async def move_schedule(self, schedule_id: int, started_at_ms: Ms) -> ScheduleRow | None:
+        """In one transaction (SELECT ... FOR UPDATE, UPDATE): set ``started_at``; return the row
+        as it was *before* the update, or None if it no longer exists (reference §5 step 2)."""
+        ...
+
+    async def set_schedule_status(
+        self, ids: Sequence[int], status: ScheduleStatus
+    ) -> list[ScheduleRow]:
+        """Set ``status`` on the rows that exist; return those rows as they were *before*
+        (the caller decrements the windows of rows that left ``pending``, reference §6.4)."""
+        ...
+
+    async def delete_overdue_schedules(self, before_ms: Ms) -> list[ScheduleRow]:
+        """DELETE pending and processing rows with ``started_at < before_ms``; return them in id
+        order (reference §12)."""
+        ...
+
+
+class ScheduleStore(ScheduleReads, ScheduleWrites, Protocol):
+    """``snapshot_schedule`` and the queries the scheduler runs on it (reference §2.1, §5-§12)."""
+
+
+class SnapshotReads(Protocol):
+    """The queries on ``video_snapshot``, ``eta``, ``songs`` and ``bilibili_metadata``."""
 
     async def song_aids(self) -> list[int]:
         """Every song's aid, ascending."""
@@ -203,15 +196,6 @@ class SnapshotStore(Protocol):
 
     async def video_status(self, aid: int) -> int:
         """``bilibili_metadata.status`` (0 when the row is missing, reference §2.6)."""
-        ...
-
-    async def set_video_status(self, aid: int, code: int) -> None:
-        """Record the bilibili error code a snapshot saw (reference §9 step 4)."""
-        ...
-
-    async def insert_snapshot(self, aid: int, t_ms: Ms, views: int) -> bool:
-        """INSERT a snapshot; unique on (aid, t): a duplicate is not stored and returns False
-        (seed 003/004: idempotent writes; the caller logs and counts it)."""
         ...
 
     async def latest_snapshot(self, aid: int) -> Snapshot | None:
@@ -246,10 +230,6 @@ class SnapshotStore(Protocol):
         """``findSnapshotBefore``: the latest snapshot with ``t <= t_ms`` (reference §11.3)."""
         ...
 
-    async def upsert_eta(self, row: EtaRow) -> None:
-        """INSERT ... ON CONFLICT (aid) DO UPDATE (reference §2.4)."""
-        ...
-
     async def get_eta(self, aid: int) -> EtaRow | None:
         """The ``eta`` row of ``aid``."""
         ...
@@ -260,6 +240,47 @@ class SnapshotStore(Protocol):
         (songs in [60k, 100k) or above 1M). The predicate:
         :func:`sim.cvsa.milestones.milestone_candidate`."""
         ...
+
+
+class SnapshotWrites(Protocol):
+    """The writes to ``video_snapshot``, ``eta``, ``songs`` and ``bilibili_metadata``."""
+
+    async def add_video(self, aid: int, published_ms: Ms) -> None:
+        """INSERT into ``bilibili_metadata`` (status 0) if absent."""
+        ...
+
+    async def add_song(self, aid: int, published_ms: Ms) -> bool:
+        """INSERT into ``songs`` if absent; True if it was added (reference §13.2)."""
+        ...
+
+    async def load_catalog(
+        self, aids: Sequence[int], published_ms: Sequence[Ms], is_song: Sequence[bool]
+    ) -> None:
+        """Bulk :meth:`add_video` (and :meth:`add_song` where ``is_song``): the first catalogue."""
+        ...
+
+    async def load_snapshots(
+        self, aids: Sequence[int], times_ms: Sequence[Ms], views: Sequence[int]
+    ) -> int:
+        """Bulk :meth:`insert_snapshot`; returns how many were stored (duplicates are not)."""
+        ...
+
+    async def set_video_status(self, aid: int, code: int) -> None:
+        """Record the bilibili error code a snapshot saw (reference §9 step 4)."""
+        ...
+
+    async def insert_snapshot(self, aid: int, t_ms: Ms, views: int) -> bool:
+        """INSERT a snapshot; unique on (aid, t): a duplicate is not stored and returns False
+        (seed 003/004: idempotent writes; the caller logs and counts it)."""
+        ...
+
+    async def upsert_eta(self, row: EtaRow) -> None:
+        """INSERT ... ON CONFLICT (aid) DO UPDATE (reference §2.4)."""
+        ...
+
+
+class SnapshotStore(SnapshotReads, SnapshotWrites, Protocol):
+    """``video_snapshot``, ``eta``, ``songs`` and ``bilibili_metadata`` (reference §2.2-§2.7)."""
 
 
 class Reserved(NamedTuple):

@@ -21,28 +21,18 @@ closes them however the run ends.
 
 from __future__ import annotations
 
-import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
-from sim.backends.memory import MemoryStore, MemoryUpstream, MemoryWindowCounter
+from sim.backends.errors import BackendError, redact
+from sim.backends.memory import MemoryStore, MemoryWindowCounter
 from sim.backends.reference import ReferenceStore, ReferenceWindowCounter
 from sim.ports import LockManager, ScheduleStore, SnapshotStore, WindowCounter
 
 Reservation = Literal["loop", "lua"]
 SqliteDriver = Literal["auto", "sqlite3", "aiosqlite"]
-
-
-def redact(url: str) -> str:
-    """``url`` with any password replaced by ``***`` (manifests and messages are shared)."""
-    return re.sub(r"(://[^:/@]*):[^@]*@", r"\1:***@", url)
-
-
-class BackendError(RuntimeError):
-    """The environment is at fault (a server unreachable, a schema holding foreign data): the
-    message is one line naming the URL and what to do."""
 
 
 class Store(ScheduleStore, SnapshotStore, Protocol):
@@ -208,7 +198,6 @@ __all__ = [
     "Counter",
     "Lifecycle",
     "MemoryStore",
-    "MemoryUpstream",
     "MemoryWindowCounter",
     "ReferenceStore",
     "ReferenceWindowCounter",

@@ -33,7 +33,7 @@ import trio
 import trio_asyncio
 from psycopg import sql as pgsql
 
-from sim.backends import BackendError, redact
+from sim.backends.errors import BackendError, redact
 from sim.backends.sql import OWNER_MARKER, OWNER_TABLE, TABLES, Row, SqlStore
 
 # trio-asyncio replaces asyncio.get_running_loop when it is imported; psycopg.waiting binds the

@@ -62,7 +62,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from sim.backends import BackendError, redact
+from sim.backends.errors import BackendError, redact
 from sim.clock import wall_seconds
 from sim.cvsa.windows import window_from_key, window_key_iso
 from sim.ports import DISPATCHER_LOCKS, Reserved
@@ -498,19 +498,18 @@ async def measure_modes(
     key prefix (``sim-bench:<hex>:``) deleted afterwards. Opens its own trio-asyncio loop: call
     it from trio, outside any :func:`sim.backends.open_backends` block. Raises
     :class:`BackendError` when the server is unreachable."""
-    from sim.backends import Backends, open_backends
-    from sim.backends.memory import MemoryStore
-
     costs: dict[Reservation, ReservationCost] = {}
     for reservation in ("loop", "lua"):
         counter = RedisWindowCounter(
             spec, key_prefix=f"sim-bench:{uuid.uuid4().hex}:", reservation=reservation
         )
-        async with open_backends(Backends(MemoryStore(), counter)):
+        async with trio_asyncio.open_loop():
+            await counter.open()
             try:
                 costs[reservation] = await measure_reservations(
                     counter, cap=cap, fill_windows=fill_windows, incrs=incrs
                 )
             finally:
                 await counter.drop()
+                await counter.close()
     return costs

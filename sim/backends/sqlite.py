@@ -36,7 +36,7 @@ import aiosqlite
 import trio
 import trio_asyncio
 
-from sim.backends import BackendError
+from sim.backends.errors import BackendError
 from sim.backends.sql import OWNER_MARKER, OWNER_TABLE, TABLES, Row, SqlStore
 
 Driver = Literal["sqlite3", "aiosqlite"]

@@ -25,8 +25,10 @@ from sim.ports import (
     EtaInputs,
     LockManager,
     Reserved,
-    ScheduleStore,
-    SnapshotStore,
+    ScheduleReads,
+    ScheduleWrites,
+    SnapshotReads,
+    SnapshotWrites,
     WindowCounter,
 )
 from sim.units import Ms
@@ -35,54 +37,27 @@ READ: Final = 0
 WRITE: Final = 1
 REDIS: Final = 2
 
+PORT_KINDS: Final = (
+    (ScheduleReads, READ),
+    (SnapshotReads, READ),
+    (ScheduleWrites, WRITE),
+    (SnapshotWrites, WRITE),
+    (WindowCounter, REDIS),
+    (LockManager, REDIS),
+)
+"""What a call of each port protocol's methods costs: the protocols say which are reads, which
+writes, and the window counter and the locks are Redis round trips (:mod:`sim.ports`)."""
+
+
+def port_methods(protocol: type) -> list[str]:
+    """The methods a port protocol declares itself (not those of the protocols it extends)."""
+    return [name for name, value in vars(protocol).items() if callable(value) and name[0] != "_"]
+
+
 KINDS: Final[dict[str, int]] = {
-    **dict.fromkeys(
-        [
-            "get_schedule",
-            "has_active_schedule",
-            "active_schedules",
-            "due_schedules",
-            "has_processing_schedule",
-            "pending_counts_by_window",
-            "earliest_pending_ms",
-            "earliest_active_ms",
-            "aids_with_active_schedule",
-            "songs_without_active_schedule",
-            "non_songs_without_active_schedule",
-            "song_aids",
-            "video_aids",
-            "song_published_ms",
-            "video_status",
-            "latest_snapshot",
-            "closest_snapshot",
-            "lookback_snapshots",
-            "snapshot_before",
-            "get_eta",
-            "milestone_candidates",
-        ],
-        READ,
-    ),
-    **dict.fromkeys(
-        [
-            "insert_schedule",
-            "move_schedule",
-            "set_schedule_status",
-            "delete_overdue_schedules",
-            "add_video",
-            "add_song",
-            "load_catalog",
-            "load_snapshots",
-            "set_video_status",
-            "insert_snapshot",
-            "upsert_eta",
-        ],
-        WRITE,
-    ),
-    **dict.fromkeys(
-        ["incr", "get_all", "replace_all", "clear", "is_locked", "acquire_lock", "release_lock"],
-        REDIS,
-    ),
+    name: kind for protocol, kind in PORT_KINDS for name in port_methods(protocol)
 }
+"""Port method -> the kind of query each call is counted as."""
 
 
 class Slowdown:
@@ -230,7 +205,7 @@ def _positional_arity(protocols: tuple[type, ...]) -> dict[str, int]:
     return out
 
 
-POSITIONAL: Final = _positional_arity((ScheduleStore, SnapshotStore, WindowCounter, LockManager))
+POSITIONAL: Final = _positional_arity(tuple(protocol for protocol, _ in PORT_KINDS))
 
 
 def _reserve_cost(got: Reserved) -> int:

@@ -5,6 +5,5 @@ twin, to check a result against, is :mod:`sim.backends.reference`."""
 
 from sim.backends.memory.counter import MemoryWindowCounter
 from sim.backends.memory.store import MemoryStore
-from sim.backends.memory.upstream import MemoryUpstream
 
-__all__ = ["MemoryStore", "MemoryUpstream", "MemoryWindowCounter"]
+__all__ = ["MemoryStore", "MemoryWindowCounter"]

@@ -6,7 +6,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from sim.scenario.reference import render_markdown
+from sim.scenario.scenario_doc import render_markdown
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "scenario.md"
@@ -14,7 +14,7 @@ DOC = ROOT / "docs" / "scenario.md"
 
 def test_committed_doc_matches_the_generated_one() -> None:
     assert DOC.read_text(encoding="utf-8") == render_markdown(), (
-        "docs/scenario.md is stale: run `python -m sim.scenario.reference docs/scenario.md`"
+        "docs/scenario.md is stale: run `python -m sim.scenario.scenario_doc docs/scenario.md`"
     )
 
 
