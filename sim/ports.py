@@ -283,6 +283,11 @@ class SnapshotStore(SnapshotReads, SnapshotWrites, Protocol):
     """``video_snapshot``, ``eta``, ``songs`` and ``bilibili_metadata`` (reference §2.2-§2.7)."""
 
 
+class Store(ScheduleStore, SnapshotStore, Protocol):
+    """One database: the schedule table and the video tables (the dispatchers' joins need both):
+    what ``--store`` names."""
+
+
 class Reserved(NamedTuple):
     """Reply to a window reservation (:meth:`WindowCounter.reserve`): the window that kept the +1
     (None if none fitted), its count afterwards (-1 if none), and how many windows were probed."""
@@ -350,6 +355,11 @@ class LockManager(Protocol):
     async def release_lock(self, name: str) -> None:
         """Delete the lock, whoever holds it (the deployed ``releaseLock`` checks no owner)."""
         ...
+
+
+class Counter(WindowCounter, LockManager, Protocol):
+    """The window counts and the dispatcher locks, which share one Redis in the deployed code
+    (reference §2.8): what ``--counter`` names."""
 
 
 class VideoStats(NamedTuple):

@@ -29,20 +29,10 @@ from typing import Any, Literal, Protocol
 from sim.backends.errors import BackendError, redact
 from sim.backends.memory import MemoryStore, MemoryWindowCounter
 from sim.backends.reference import ReferenceStore, ReferenceWindowCounter
-from sim.ports import LockManager, ScheduleStore, SnapshotStore, WindowCounter
+from sim.ports import Counter, Store
 
 Reservation = Literal["loop", "lua"]
 SqliteDriver = Literal["auto", "sqlite3", "aiosqlite"]
-
-
-class Store(ScheduleStore, SnapshotStore, Protocol):
-    """What :func:`make_store` builds: one database holding the schedule table and the video
-    tables (the dispatchers' joins need both)."""
-
-
-class Counter(WindowCounter, LockManager, Protocol):
-    """What :func:`make_counter` builds: the window counts and the dispatcher locks, which share
-    one Redis in the deployed code."""
 
 
 class Lifecycle(Protocol):

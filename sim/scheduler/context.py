@@ -10,7 +10,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
-from typing import Any, Final, Protocol
+from typing import Any, Final
 
 from sim.cvsa.lifecycle import Transitions, transitions_for
 from sim.cvsa.params import DEFAULT_PARAMS, Params
@@ -18,22 +18,10 @@ from sim.cvsa.profile import Switches
 from sim.cvsa.retry import Backoff, OutcomeTable, cvsa_outcomes
 from sim.engine import Engine, Job, Queue
 from sim.events import cvsa_kinds as K
-from sim.ports import (
-    LockManager,
-    ScheduleStore,
-    Snapshot,
-    SnapshotStore,
-    UpstreamApi,
-    WindowCounter,
-)
+from sim.ports import LockManager, Snapshot, Store, UpstreamApi, WindowCounter
 from sim.rng import RandomStreams
 from sim.scheduler.metering import Slowdown
 from sim.units import Ms
-
-
-class Store(ScheduleStore, SnapshotStore, Protocol):
-    """One database: the schedule table and the video tables (joins need both)."""
-
 
 TYPE_CODE: Final = K.SNAPSHOT_TYPE.codes()
 """Schedule type -> its event-log code (the table is derived from the vocabulary's enum)."""

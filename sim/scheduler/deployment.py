@@ -24,11 +24,11 @@ from sim.events.cvsa_kinds import JobTimed, QueryCounts
 from sim.metrics import Reducer
 from sim.metrics.cvsa import cvsa_reducers
 from sim.metrics.invariants import cvsa_invariant_reducers
-from sim.ports import LockManager, UpstreamApi, WindowCounter
+from sim.ports import Counter, LockManager, Store, UpstreamApi, WindowCounter
 from sim.rng import RandomStreams
 from sim.scenario import Scenario
 from sim.scheduler import cleanup, dispatch, feed, snapshot_ticks, workers
-from sim.scheduler.context import Ctx, Emitters, Store
+from sim.scheduler.context import Ctx, Emitters
 from sim.scheduler.faults import Injector
 from sim.scheduler.metering import Metered, Timing, metered
 from sim.units import Ms
@@ -81,10 +81,6 @@ def periodic_jobs(params: Params) -> list[Periodic]:
             cleanup.cleanup_idle_until,
         ),
     ]
-
-
-class Counter(WindowCounter, LockManager, Protocol):
-    """The window counts' Redis, which also holds the dispatcher locks (reference §2.8)."""
 
 
 class Adapters(Protocol):

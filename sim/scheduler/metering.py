@@ -11,7 +11,6 @@ each one ran exactly one query, its due query, which reports add from ``IdleIter
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any, Final
@@ -97,8 +96,7 @@ class Metered:
             call = _counted_by_answer(fn, slow, self._engine, self.slowdown, *by_answer)
         else:
             assert kind is not None  # returned above otherwise
-            counted = _BY_ARITY.get(POSITIONAL.get(name, 0), _counted)
-            call = counted(fn, slow, self._engine, self.slowdown, kind)
+            call = _counted(fn, slow, self._engine, self.slowdown, kind)
         self.__dict__[name] = call  # cached: __getattr__ runs once per method
         return call
 
@@ -130,82 +128,6 @@ def _counted(fn: Call, slow: Call, engine: Engine, slowdown: Slowdown, kind: int
         return fn(*args, **kwargs)
 
     return call
-
-
-# The same for the methods called with one to four positional arguments (POSITIONAL):
-# without ``*args, **kwargs`` the call builds no argument tuple and dictionary and passes its
-# arguments on as they came (a port call is made some thirty times per snapshot). The price: a
-# metered port takes those arguments by position only; the rules pass them so, and a keyword
-# would fail loudly (TypeError) in every scenario that makes the call.
-
-
-def _counted1(fn: Call, slow: Call, engine: Engine, slowdown: Slowdown, kind: int) -> Call:
-    def call(a: Any) -> Any:
-        proc = engine.current
-        if proc is not None and proc.tally is not None:
-            proc.tally[kind] += 1
-        if slowdown.delay_ms and proc is not None:
-            return slow(a)
-        return fn(a)
-
-    return call
-
-
-def _counted2(fn: Call, slow: Call, engine: Engine, slowdown: Slowdown, kind: int) -> Call:
-    def call(a: Any, b: Any) -> Any:
-        proc = engine.current
-        if proc is not None and proc.tally is not None:
-            proc.tally[kind] += 1
-        if slowdown.delay_ms and proc is not None:
-            return slow(a, b)
-        return fn(a, b)
-
-    return call
-
-
-def _counted3(fn: Call, slow: Call, engine: Engine, slowdown: Slowdown, kind: int) -> Call:
-    def call(a: Any, b: Any, c: Any) -> Any:
-        proc = engine.current
-        if proc is not None and proc.tally is not None:
-            proc.tally[kind] += 1
-        if slowdown.delay_ms and proc is not None:
-            return slow(a, b, c)
-        return fn(a, b, c)
-
-    return call
-
-
-def _counted4(fn: Call, slow: Call, engine: Engine, slowdown: Slowdown, kind: int) -> Call:
-    def call(a: Any, b: Any, c: Any, d: Any) -> Any:
-        proc = engine.current
-        if proc is not None and proc.tally is not None:
-            proc.tally[kind] += 1
-        if slowdown.delay_ms and proc is not None:
-            return slow(a, b, c, d)
-        return fn(a, b, c, d)
-
-    return call
-
-
-_BY_ARITY: Final = {1: _counted1, 2: _counted2, 3: _counted3, 4: _counted4}
-
-
-def _positional_arity(protocols: tuple[type, ...]) -> dict[str, int]:
-    """Port method -> its number of arguments, for the methods whose every argument is a
-    required positional one (read from the port protocols, the contract every adapter keeps)."""
-    out: dict[str, int] = {}
-    for proto in protocols:
-        for name in KINDS:
-            method = getattr(proto, name, None)
-            if method is None:
-                continue
-            params = list(inspect.signature(method).parameters.values())[1:]  # self
-            if all(p.kind is p.POSITIONAL_OR_KEYWORD and p.default is p.empty for p in params):
-                out[name] = len(params)
-    return out
-
-
-POSITIONAL: Final = _positional_arity(tuple(protocol for protocol, _ in PORT_KINDS))
 
 
 def _reserve_cost(got: Reserved) -> int:
