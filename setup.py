@@ -1,8 +1,8 @@
 """Build: the modules where a run spends its time are compiled with mypyc when possible.
 
-The list is ``sim._native.COMPILED_MODULES`` (docs/performance.md "Compiled modules"). Compiled
-and pure Python give the same event log; compiled, a full-scale run took 554 s against 767 s
-(docs/performance.md "Fifth round"). Pure Python is what you get:
+The list is ``sim._native.COMPILED_MODULES`` (docs/performance.md "Compiled hot modules
+(mypyc)"). Compiled and pure Python give the same event log; compiling cuts the per-call cost of
+Python, not the number of calls. Pure Python is what you get:
 
 * with ``SIM_PURE_PYTHON=1`` at install time (nothing is compiled, and an earlier build is
   removed) or at run time (nothing compiled is loaded);

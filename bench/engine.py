@@ -6,8 +6,8 @@
 Measures: raw timer events per wall second; process wake-ups per wall second; 1 s ticks per wall
 second through the full BullMQ queue path (no elision); and the wall cost of an idle 30-day run
 with the CVSA periodic jobs and tick elision on. Target (issue 2): >= 300,000 timer events per
-wall second on this 2-core machine (bare heapq ~600k/s, one trio task per event ~35k/s;
-feasibility.md §3).
+wall second on this 2-core machine (feasibility.md §3 compares a bare heapq with one trio task
+per event).
 """
 
 from __future__ import annotations

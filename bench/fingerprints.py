@@ -9,7 +9,7 @@
 The record, ``bench/fingerprints.json``, holds the fingerprint of every scenario in
 ``scenarios/``, ``tests/data/`` and ``bench/scenarios/`` on the default (memory) backends.
 A change that means to alter behaviour rewrites it with ``--write`` and says in its commit
-which scenarios moved and why (DEVELOPERS.md "Speed is a feature"). Each scenario runs in its
+which scenarios moved and why (docs/performance.md "How to measure"). Each scenario runs in its
 own process (``-j`` at a time), without a report. Exit 1 when a fingerprint differs.
 """
 

@@ -3,11 +3,10 @@
     python bench/instructions.py                       # bench/scenarios/hundredth.toml
     python bench/instructions.py SCENARIO [--top 25]   # any scenario; the costliest functions
 
-Wall time on a shared machine varies by a fifth from one run to the next, which hides the
-5-10 % steps of local tuning; the number of instructions hardly varies (two runs of the same
-code: 8,413 M and 8,418 M, 0.06 % apart). Use it to compare two versions of the
-code (docs/performance.md "Sixth round"), not as a verdict on speed: it counts instructions,
-not the cache misses that dominate at full scale, so confirm a gain there with
+Wall time on a shared machine varies from one run to the next by more than the steps of local
+tuning; the number of instructions hardly varies (docs/performance.md "Profilers and
+counters"). Use it to compare two versions of the code, not as a verdict on speed: it counts
+instructions, not the cache misses that dominate at full scale, so confirm a gain there with
 ``bench/scheduler.py``. Only the run's own process is counted (the reducer process is not
 traced). ``python -m sim`` imports the ``sim`` of the current directory first: to measure
 another checkout, run this from that checkout's root. Needs ``valgrind`` (``apt install

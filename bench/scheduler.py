@@ -95,8 +95,9 @@ def run(path: Path, by_day: bool, report: bool) -> dict[str, Any]:
 
 def machine_speed() -> float:
     """Millions of dict increments per wall second in a fixed pure-Python loop: the machine's
-    speed right now. This VM drifts by 20-30 % within an hour, so a result is only comparable
-    with another measured at a similar speed (docs/performance.md)."""
+    speed right now. This VM's speed drifts within the hour, so a result is only comparable
+    with another measured at a similar speed (docs/performance.md "A drifting machine: compare
+    side by side")."""
     best = 0.0
     for _ in range(3):
         counts: dict[int, int] = {}

@@ -3,12 +3,11 @@
     python bench/side_by_side.py OLD_CHECKOUT                  # bench/scenarios/tenth-month.toml
     python bench/side_by_side.py OLD_CHECKOUT SCENARIO --rounds 3
 
-Wall time on this machine drifts by half within an hour (the same code took 78 s and 121 s on
-the tenth-scale month one run after the other), more than a tuning step gains. Two runs started
-together, one per core, see the same drift, so their ratio is what to compare
-(docs/performance.md "Seventh round"). Each side is ``bench/scheduler.py`` of its own checkout,
-with ``PYTHONPATH`` at that checkout, so each imports its own ``sim``. OLD_CHECKOUT needs its own
-compiled build, for example::
+Wall time on this machine drifts within an hour by more than a tuning step gains. Two runs
+started together, one per core, see the same drift, so their ratio is what to compare
+(docs/performance.md "A drifting machine: compare side by side"). Each side is
+``bench/scheduler.py`` of its own checkout, with ``PYTHONPATH`` at that checkout, so each imports
+its own ``sim``. OLD_CHECKOUT needs its own compiled build, for example::
 
     git worktree add /tmp/old HEAD~1
     (cd /tmp/old && python setup.py build_ext --inplace)   # with this checkout's venv active

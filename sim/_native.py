@@ -1,9 +1,9 @@
 """Compiled or pure Python: which code runs, and never a stale build.
 
 ``pip install`` compiles the modules in :data:`COMPILED_MODULES` with mypyc when it can
-(``setup.py``; docs/performance.md "Compiled modules"): the scheduler's rules, the ports' memory
-adapters and the event log, where a run spends its time. A compiled module shadows the ``.py``
-file beside it, so two things must never happen silently:
+(``setup.py``; docs/performance.md "Compiled hot modules (mypyc)"): the scheduler's rules, the
+ports' memory adapters and the event log, where a run spends its time. A compiled module shadows
+the ``.py`` file beside it, so two things must never happen silently:
 
 * **a stale build**: in an editable install, an edited ``.py`` file would not run until the next
   build. ``setup.py`` records the SHA-256 of every compiled source (:data:`RECORD`); at import,

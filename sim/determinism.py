@@ -3,7 +3,8 @@
 trio shuffles each batch of runnable tasks with a module-level ``random.Random`` (``_r``), and
 orders wake-ups by ``id()`` unless ``_ALLOW_DETERMINISTIC_SCHEDULING`` is set, which sorts each
 batch by task creation counter before the (now seeded) shuffle. Both names are private: trio is
-pinned to 0.35.* in pyproject.toml and tests/engine/test_trio_private.py fails if they vanish.
+pinned to 0.35.* in pyproject.toml and a test (tests/engine/test_clocks.py,
+``test_trio_private_scheduler_names_exist``) fails if they vanish.
 
 The flag is set *explicitly* for every run because importing hypothesis flips it process-wide
 (trio's hypothesis plugin): runs under pytest and from the CLI must schedule the same way.

@@ -11,7 +11,7 @@ Backends are adapters in ``sim/backends/`` (one file each), chosen at one compos
 (:func:`sim.backends.open_backends`); all of them pass the contract suite in ``sim.testing``.
 
 Times are epoch ms (:mod:`sim.units`). Methods are ``async`` so that real backends can do I/O; the
-in-memory backend never suspends, so the coroutine costs well under a microsecond.
+in-memory backend never suspends, so a call costs its coroutine and no I/O.
 """
 
 from __future__ import annotations
@@ -34,8 +34,8 @@ rows, then archive, then started_at, then id (the bulk tick, reference §8.1).""
 new_record: Final = tuple.__new__
 """``new_record(Cls, (field, ...))`` builds a NamedTuple without calling the class: its
 generated ``__new__`` is an interpreted function, a Python frame per record where compiled code
-builds millions (docs/performance.md "Seventh round", "Ninth round"). Hot paths only; the
-fields are not checked."""
+builds millions (docs/performance.md "Records built with `tuple.__new__`"). Hot paths only;
+the fields are not checked."""
 
 
 class ScheduleRow(NamedTuple):
@@ -71,8 +71,9 @@ class EtaInputs(NamedTuple):
     """What :meth:`SnapshotStore.eta_inputs` read, by position in the ``aids`` asked about.
 
     The latest snapshots come as two columns of ints rather than as :class:`Snapshot` records:
-    thousands of records alive at once, for one pass, made the cyclic garbage collector run
-    ten times as often at full scale (docs/performance.md "Tenth round")."""
+    thousands of records alive at once, for one pass, set off young collections whose promotions
+    bring full ones, which walk every snapshot vector (docs/performance.md "Batched reads answer
+    columns, not records")."""
 
     latest_ms: list[Ms | None]
     """The time of each aid's :meth:`SnapshotStore.latest_snapshot` (None: it has none)."""

@@ -216,9 +216,8 @@ def run_scenario(
                 raise
         # The log is closed. Nothing below needs the model: it is let go before the results
         # are waited for (a reducer process computes them now) and before the report is drawn
-        # (matplotlib), so that neither adds to the model's memory (most of the 1.6 GB a
-        # full-scale run's process holds at its end, bench/scheduler.py --by-day). Its objects
-        # form cycles, hence the collection.
+        # (matplotlib), so that neither adds to the model's memory (most of what a full-scale
+        # run's process holds at its end). Its objects form cycles, hence the collection.
         del model, chosen
         with _first_sigint_swallowed(opts.handle_sigint):
             gc.collect()

@@ -10,7 +10,7 @@ the file. Two drivers, one set of queries, the same event log
 * ``aiosqlite`` (real-clock runs: ``--speed``, ``sim load``): each statement runs on aiosqlite's
   worker thread and answers through asyncio, reached through trio-asyncio, so other tasks keep
   running meanwhile, as beside a real database. Each port method costs one thread hop per
-  statement (about 40 times the work itself, feasibility.md §3e); the engine waits for every
+  statement (far more than the work itself, feasibility.md §3e); the engine waits for every
   answer before it runs anything else, so this driver gives the same log under a virtual clock
   too, only slower.
 

@@ -29,7 +29,7 @@ def curves(
         sc = load_scenario(scenario, overrides=overrides, seed=seed)
     except ScenarioError as exc:
         raise click.UsageError(str(exc)) from None
-    # Imported here: numpy worlds and matplotlib cost a second of start-up (libraries.md §1).
+    # Imported here: numpy worlds and matplotlib are slow to import (libraries.md §1).
     from sim.rng import RandomStreams
     from sim.world import World
     from sim.world.drawing import draw_all

@@ -6,15 +6,17 @@ are generators that yield their effects (style-anchors R1, R2, R8). The engine-f
 built on top of these functions.
 
 Modules:
+    vocabulary   the words: schedule types, schedule statuses, upstream error kinds
     profile      the design-vs-deployed switches and the two named profiles
-    constants    the numbers both profiles share, with citations
+    params       the design's numbers (``Params``), which both profiles share, with citations
     milestones   milestone ladder, acceleration factor, ETA
     intervals    regular intervals, new-song continuation, regular target
     windows      adjustSnapshotTime as an effect generator; window keys
     calendar     next Saturday / next Monday archive targets
     retry        seed-004 backoff and the deployed retry table
-    lifecycle    schedule statuses and types; the status state machine
+    lifecycle    the status state machine of a schedule row
     schedule     scheduleSnapshot's decision (§5)
     ticks        tick bounds, orders, batches and priorities; cleanup cutoff
     snapshots    the snapshot record and the closest-snapshot lookups
+    jsmath       JavaScript number semantics the formulas depend on
 """

@@ -1,15 +1,14 @@
 """The run's event log: append-only typed records, streamed in chunks to sinks.
 
 Records are buffered per kind as flat int64 vectors (``librt.vecs.vec[i64]``), which compiled
-code appends to without boxing: a full-scale run appends some 600 million values (an
+code appends to without boxing, as a full-scale run appends hundreds of millions of values: an
 ``array('q')`` converts each value through the generic protocol, and a list of boxed ints
-converted later touches values that have left the CPU caches; docs/performance.md "Eighth
-round"). Every ``CHUNK_EVENTS``
-events (a count, so chunk boundaries are deterministic) the buffers become one :class:`Chunk`,
-which is serialised canonically (docs/event-log-format.md), hashed into the run's SHA-256
-fingerprint, and handed to every sink: the file writer of ``--save-events`` and the streaming
-reducers that compute every metric (README "Design rules" 4). The log is never held whole in
-memory.
+converted later touches values that have left the CPU caches (docs/performance.md "A columnar
+memory store"). Every ``CHUNK_EVENTS`` events (a count, so chunk boundaries are deterministic)
+the buffers become one :class:`Chunk`, which is serialised canonically
+(docs/event-log-format.md), hashed into the run's SHA-256 fingerprint, and handed to every sink:
+the file writer of ``--save-events`` and the streaming reducers that compute every metric (README
+"Design rules" 4). The log is never held whole in memory.
 """
 
 from __future__ import annotations

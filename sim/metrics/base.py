@@ -68,9 +68,9 @@ def percentiles(samples: np.ndarray, prefix: str, scale: float = 1.0) -> dict[st
     if samples.size == 0:
         return {f"{prefix}.count": 0}
     # One float copy, divided in place, and partitioned in place by the percentile once the
-    # mean and max are taken (the mean sums in array order). This made three copies of every
-    # sample array (8.8M lateness samples at full scale); with int32 samples, the reducer
-    # process's peak there fell from 452 to 336 MB (bench/scheduler.py --full-scale).
+    # mean and max are taken (the mean sums in array order), not three copies: at full scale a
+    # sample array holds millions of lateness samples, and the copies make the reducer
+    # process's peak.
     values = samples.astype(np.float64)
     values /= scale
     maximum, mean = float(values.max()), float(values.mean())
@@ -90,8 +90,9 @@ class Samples:
     """Grows an integer sample array chunk by chunk (amortised, no Python-level loop).
 
     A chunk's samples are kept as int32 when they all fit (lateness and waits in ms do, by
-    far), else as int64: at full scale there are 8.8M lateness samples, and half their bytes
-    were zeros. Every value is kept exactly, so the percentiles are those of the int64 array.
+    far), else as int64: at full scale there are millions of lateness samples, and as int64
+    half their bytes would be zeros. Every value is kept exactly, so the percentiles are those
+    of the int64 array.
     """
 
     def __init__(self) -> None:

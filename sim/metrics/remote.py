@@ -1,11 +1,11 @@
 """Reducers in a second process: the run's metrics computed on the machine's other core.
 
-The engine is one thread; at full scale its reducers (the lifecycle invariant above all) take
-about an eighth of the run (docs/performance.md). They are pure folds over the log's chunks
-(README "Design rules" 4), so they can run anywhere the chunks can be sent: this sink starts a
-child Python (``python -m sim.metrics.remote``) and streams it the chunks' canonical bytes,
-which the log has already made for its fingerprint. The child rebuilds each chunk with
-:meth:`Chunk.from_bytes`, feeds the same reducer objects the inline
+The engine is one thread, and at full scale its reducers (the lifecycle invariant above all)
+are a good share of the run's work (docs/performance.md "Reducers in a second process"). They
+are pure folds over the log's chunks (README "Design rules" 4), so they can run anywhere the
+chunks can be sent: this sink starts a child Python (``python -m sim.metrics.remote``) and
+streams it the chunks' canonical bytes, which the log has already made for its fingerprint. The
+child rebuilds each chunk with :meth:`Chunk.from_bytes`, feeds the same reducer objects the inline
 :class:`~sim.metrics.base.ReducerSink` would, and at the end sends back what each group's
 ``finish`` function makes of them (the metrics, the report's tables). The results are those of
 the inline sink, bit for bit: the reducers see equal chunks in the same order.
@@ -19,6 +19,12 @@ its peak resident memory. The child reads a whole frame before it reduces it, an
 The child runs in its own process group: a Ctrl-C at the terminal reaches the run, which stops
 and closes the log as partial, and the child then finishes the partial results (non-negotiable
 5); it is not interrupted half-way.
+
+The child calls ``gc.freeze()`` after each chunk (docs/performance.md "`gc.freeze()` in the
+reducer process"): the reducers' state is long-lived and almost free of cycles, so the cyclic
+collector's passes over it free next to nothing, yet each full collection walks all of it.
+Frozen objects are still freed by their reference counts; the collector then walks only what
+the last chunk allocated.
 """
 
 from __future__ import annotations
@@ -189,12 +195,7 @@ def _serve(inp: IO[bytes]) -> list[Any]:
             first_seq += chunk.n_events
             for sink in sinks:
                 sink.write(chunk, payload)
-            # The reducers' state is long-lived and almost free of cycles: the collector's
-            # passes over it freed some 700 objects in a full-scale month, for 24 s of this
-            # process's CPU (docs/performance.md "Eighth round"). Frozen objects are still
-            # freed by their reference counts; the collector then walks only what the last
-            # chunk allocated.
-            gc.freeze()
+            gc.freeze()  # the collector walks only what this chunk allocated (module docstring)
         else:
             return [finish(sink.reducers) for sink, finish in zip(sinks, finishes, strict=True)]
 

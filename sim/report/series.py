@@ -232,8 +232,8 @@ class LatenessOverTime:
 
     An hour's row is computed once a later hour's snapshot arrives, and its samples dropped:
     the log's instants never go back, so that hour is complete. Keeping every sample to the
-    end instead (24 bytes each) held 212 MB at full scale (8.8M snapshots) and, with the
-    copies made to sort them, over a gigabyte at the end of the run.
+    end instead (24 bytes each, one per snapshot, millions at full scale) would hold them all
+    at once, and sorting them would copy them again at the end of the run.
     """
 
     def __init__(self, tz_ms: Ms) -> None:

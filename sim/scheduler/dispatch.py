@@ -71,7 +71,7 @@ async def under_dispatcher_lock(
     take it (switch ``lock_release_bug``): the other, still running, run loses its lock.
 
     A function rather than an async context manager: mypyc compiles no async generator, and
-    this module is among the compiled ones (setup.py)."""
+    this module is among the compiled ones (``sim._native.COMPILED_MODULES``)."""
     sw = ctx.switches
     if not sw.dispatcher_locks:
         await body(ctx)

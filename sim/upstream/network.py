@@ -59,9 +59,8 @@ _KIND_OF: Final = {k.value: k for k in UpstreamErrorKind}
 def shuffle_draw(rng: random.Random, x: list[str]) -> None:
     """``rng.shuffle(x)``: the same draws and the same order, compiled.
 
-    ``Random.shuffle`` and its ``_randbelow`` are interpreted (three Python frames a request;
-    ``Random.shuffle`` alone was 0.8 % of a tenth-scale month's py-spy samples); this is the
-    Fisher-Yates loop over ``getrandbits`` as CPython 3.11 writes them
+    ``Random.shuffle`` and its ``_randbelow`` are interpreted (three Python frames a request);
+    this is the Fisher-Yates loop over ``getrandbits`` as CPython 3.11 writes them
     (tests/upstream/test_network.py compares the two on the running Python)."""
     for i in range(len(x) - 1, 0, -1):
         n = i + 1
@@ -75,7 +74,7 @@ def shuffle_draw(rng: random.Random, x: list[str]) -> None:
 def lognormal_draw(rng: random.Random, mu: float, sigma: float) -> float:
     """``rng.lognormvariate(mu, sigma)``: the same draws and the same value, compiled.
 
-    The method is interpreted (two Python frames a request, under 1 % of a run); this is its
+    The method is interpreted (two Python frames a request); this is its
     Kinderman-Monahan loop as CPython 3.11 writes it, drawing from ``rng`` in the same order
     (tests/upstream/test_network.py compares the two draw for draw on the running Python)."""
     while True:

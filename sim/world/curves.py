@@ -128,7 +128,8 @@ class CurveTable:
     _mv: tuple[memoryview, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        # memoryview indexing returns Python floats/ints directly (~40 ns), unlike numpy scalars.
+        # memoryview indexing returns Python floats/ints directly, not numpy scalars, which are
+        # slower to make and to compute with.
         cols = (self.offset, self.start_hours, self.rate, self.burst, self.half)
         more = (self.surge, self.surge_at, self.rise, self.decay, self.flags)
         object.__setattr__(self, "_mv", tuple(a.data for a in (*cols, *more)))

@@ -1,9 +1,9 @@
 """The world's answers for one video at one instant, compiled (sim._native).
 
 The simulated upstream asks ``views`` and ``api_error`` for every aid of every request: about
-twice per snapshot taken, some 18 million times in a full-scale month. Interpreted, with the aid
-check, the traffic-clock cache and the curve split over four classes, that was 4.5 % of a run
-(perf, tenth-scale month: 3.8 % under bulk requests, 0.7 % under single ones). The arithmetic is
+twice per snapshot taken, some 18 million times in a full-scale month. So the aid check, the
+traffic-clock cache and the curve are here, in one compiled class, where interpreted code spread
+over four classes would cost several Python frames per answer. The arithmetic is
 :func:`curve_value`, which :meth:`sim.world.curves.CurveTable.value` also calls, so there is one
 scalar form of a curve; its vectorised twin :meth:`~sim.world.curves.CurveTable.values` performs
 the same operations in the same order (the curves module says why that makes them equal bit for

@@ -57,7 +57,7 @@ class TrafficClock:
 
     def hours(self, t_ms: Ms) -> float:
         """``T(t)`` for one instant (compiled: the world asks it at every new instant, and as a
-        bound method of an interpreted class it was an interpreted frame each time)."""
+        bound method of an interpreted class it would be an interpreted frame each time)."""
         local = t_ms + self.tz_offset_ms
         day = local // DAY_MS
         rem = local - day * DAY_MS

@@ -3,8 +3,8 @@ a vector of int64 values by index, and an aid -> slot hash index.
 
 Why not ``array``: compiled by mypyc, ``a[i]`` on an ``array('q')`` goes through the generic
 item protocol -- the index is boxed into a Python int, the array boxes the item into another,
-and the caller unboxes it -- about 150 ns a random read over 5M items, against 20 ns for a
-``librt.vecs.vec[i64]``, which mypyc reads natively (docs/performance.md "Eighth round").
+and the caller unboxes it -- where mypyc reads a ``librt.vecs.vec[i64]`` natively, a load at
+an offset (docs/performance.md "A columnar memory store").
 
 ``get`` returns a Python ``int`` (mypyc's tagged int), not an ``i64``: callers compute with
 the values, and an ``i64`` expression wraps around silently where an ``int`` grows (the
@@ -14,7 +14,7 @@ Why chunks: a vec doubles its capacity when it grows, so one vec per column coul
 the rows it needs, and while it grows the old and the new buffer both live (at full scale a
 month writes some 17M schedule rows: 136 MB for one int64 column). A column is a vec of
 zero-filled chunks of 2^16 items instead: it grows by one chunk, copies nothing, and wastes at
-most one chunk. Reading through the chunk costs about 7 ns more than a flat vec.
+most one chunk. Reading through the chunk costs one more indexed load than a flat vec.
 
 The four classes are one shape written four times: mypyc compiles a vec's item type into the
 code, and has no generic class that it would specialise per item type.
@@ -186,9 +186,9 @@ class AidIndex:
     A dict of two million ints costs about 100 bytes an entry (its table, an int object for the
     key and one for the value) and a lookup reads three or four places in memory; here a place
     costs 16 bytes, an entry 21-43 bytes (32 at full scale: 2.12M aids in 2^22 places), and a
-    lookup usually reads one cache line: 2.3 places on average at three quarters full with the
-    catalogue's aids, four places to a line (docs/performance.md "Eighth round"). A load
-    factor of a half would double the table at full scale (2.12M aids are just over 2^21).
+    lookup usually reads one cache line, four places, even at three quarters full with the
+    catalogue's aids (docs/performance.md "A columnar memory store"). A load factor of a half
+    would double the table at full scale (2.12M aids are just over 2^21).
     Entries are never removed (a video keeps its slot)."""
 
     def __init__(self) -> None:

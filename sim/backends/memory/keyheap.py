@@ -4,12 +4,11 @@ The pending and processing indexes push every row once and pop it once (mostly a
 entry, when the row has already left the status: reference §2.1's partial indexes, kept
 lazily). With :mod:`heapq`, an entry is a Python int ``started_at << 32 | id`` (73 bits: an int
 object of 40 bytes besides the list's pointer) and every comparison on the way down a heap of
-millions reads two such objects from wherever they lie in memory: the ticks' idle hints spent
-about 5 % of a tenth-scale month popping stale entries (docs/performance.md "Eighth round").
-Here the pairs sit in two int64 vectors (16 bytes an entry) that compiled code compares in
-place. The order is the same as the packed ints' (time, then id), and every answer the table
-gives is independent of the heap's layout (``due_schedules`` sorts what it found), so the event
-logs are unchanged.
+millions reads two such objects from wherever they lie in memory, for every stale entry the
+ticks' idle hints pop (docs/performance.md "A columnar memory store"). Here the pairs sit in two
+int64 vectors (16 bytes an entry) that compiled code compares in place. The order is the same
+as the packed ints' (time, then id), and every answer the table gives is independent of the
+heap's layout (``due_schedules`` sorts what it found), so the event logs are unchanged.
 """
 
 from __future__ import annotations

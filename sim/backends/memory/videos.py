@@ -51,7 +51,7 @@ def _rooms() -> frozenset[int]:
 _FULL_AT: Final = _rooms()
 """The lengths at which a snapshot vector is full: it is only ever allocated with one of these
 capacities. A vec left to grow by itself doubles (2n + 1): a song's hundred snapshots would
-hold up to twice their room, some 70 MB more at full scale."""
+hold up to twice their room."""
 
 
 def _room_for(n: int) -> int:
@@ -151,9 +151,8 @@ class _Lookbacks:
 @final
 class Candidates:
     """The milestone candidates (§11.1), in ascending order: asked for every five minutes (and
-    once more by the dispatcher's idle check), while only a few join or leave in between.
-    Sorting the set on every ask was 0.9 % of a tenth-scale month's py-spy samples, and there
-    are ten times as many candidates at full scale."""
+    once more by the dispatcher's idle check), while only a few join or leave in between, so
+    the order is kept as they do rather than made by sorting every candidate on every ask."""
 
     def __init__(self) -> None:
         self.members: set[int] = set()
@@ -203,7 +202,8 @@ def _refreshed(snaps: vec[i64], memo: _Lookbacks, now_ms: Ms) -> tuple[Snapshot 
     return memo.out
 
 
-# A trait: compiled by mypyc, a class may have one base class and traits besides (setup.py).
+# A trait: compiled by mypyc, a class may have one base class and traits besides
+# (docs/performance.md "Compiled hot modules (mypyc)").
 @trait
 class VideoTables:
     """The video half of :class:`~sim.backends.memory.MemoryStore`."""

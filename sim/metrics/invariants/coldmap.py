@@ -2,7 +2,8 @@
 
 The lifecycle invariant tracks every live schedule row, and at full scale every one of two
 million videos has a live archive row that nothing touches for days. In a plain dict such an
-entry costs about 135 bytes (docs/performance.md, "Memory at full scale"); here it costs 16.
+entry costs about 135 bytes (docs/performance.md "Where a full-scale run spends its time");
+here it costs 16.
 
 The map has a *hot* part, a plain dict the caller reads and writes directly, and a *cold* part:
 sorted keys and their values in two int64 arrays. The caller names, before each batch of work,
