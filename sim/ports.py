@@ -7,8 +7,9 @@ The store's methods sit in protocols of reads and of writes (``ScheduleReads``,
 ``ScheduleWrites``, ``SnapshotReads``, ``SnapshotWrites``), and every window-counter and lock
 method is one Redis round trip: the query counts of a run follow from that
 (:mod:`sim.scheduler.metering`).
-Backends are adapters in ``sim/backends/`` (one file each), chosen at one composition root
-(:func:`sim.backends.open_backends`); all of them pass the contract suite in ``sim.testing``.
+Backends are adapters in ``sim/backends/`` (one file each), chosen in one place
+(:func:`sim.backends.make_backends`, called by the composition root :mod:`sim.runner`); all of
+them pass the contract suite in ``sim.testing``.
 
 Times are epoch ms (:mod:`sim.units`). Methods are ``async`` so that real backends can do I/O; the
 in-memory backend never suspends, so a call costs its coroutine and no I/O.

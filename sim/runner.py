@@ -1,8 +1,10 @@
 """The composition root: scenario -> backends -> engine -> model -> run -> manifest.
 
 This is the one place where the pieces are chosen and wired (style-anchors R4): the clock
-(virtual, or scaled real time for ``--speed``), the backends behind the ports, the event-log sinks
-(fingerprint, reducers, optional saved log) and the model. Rules and engine never choose.
+(virtual, or scaled real time for ``--speed``) and the engine that runs on it, the backends behind
+the ports, the event-log sinks (fingerprint, reducers, optional saved log); the model is built
+by the builder the caller hands in (``sim.scheduler.build_cvsa_model`` from the CLI and
+``sim.api``). Rules and engine never choose.
 """
 
 from __future__ import annotations

@@ -1,11 +1,12 @@
 """The CVSA scheduler model: one composition of world, ports, profile and jobs on an engine.
 
 The profile gives the switches and the design's numbers (:mod:`sim.cvsa.profile`,
-:mod:`sim.cvsa.params`); the adapters behind the ports are chosen by the caller (the runner's
-composition root), never here. The periodic jobs are registered in the deployed order
-(reference §1.3), which is also their tie-break order when two are due at the same instant. All
-run on the ``snapshot`` queue (concurrency 50, §1.2) as BullMQ job schedulers with no priority,
-so they are served before the snapshot jobs they create (§1.4).
+:mod:`sim.cvsa.params`); the store and the counter are chosen by the caller (the runner's
+composition root), never here; the upstream is the simulated bilibili of the model's own world.
+The periodic jobs are registered in the deployed order (reference §1.3), which is also their
+tie-break order when two are due at the same instant. All run on the ``snapshot`` queue
+(concurrency 50, §1.2) as BullMQ job schedulers with no priority, so they are served before the
+snapshot jobs they create (§1.4).
 """
 
 from __future__ import annotations

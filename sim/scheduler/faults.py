@@ -1,6 +1,6 @@
 """The fault injector: one process per ``[[faults]]`` entry (issue 6).
 
-Each fault logs ``FaultStarted`` / ``FaultEnded`` (reports shade those windows) and changes the
+Each fault logs ``FaultStarted`` / ``FaultEnded`` (no report reads them yet) and changes the
 world for its duration: the network (outage, throttling, latency), the Redis hash (loss), the
 worker process (crash and restart), the database (query latency), the worker's clock (skew), or
 adds a second scheduler deployment. What the scheduler then does about it is its own business:

@@ -86,3 +86,14 @@ def test_the_guard_finds_a_literal(tmp_path: Path) -> None:
     module = tmp_path / "job.py"
     module.write_text('"""Doc."""\nSTATUS = "pending"\n', encoding="utf-8")
     assert _string_literals(module) == [(2, "pending")]
+
+
+def test_every_fault_kind_has_its_word_in_the_log() -> None:
+    from typing import get_args
+
+    from sim.events.cvsa_kinds import FAULT_KIND
+    from sim.scenario.faults import Fault
+
+    union = get_args(Fault)[0]
+    kinds = [get_args(m.model_fields["kind"].annotation)[0] for m in get_args(union)]
+    assert sorted(kinds) == sorted(FAULT_KIND.words)
