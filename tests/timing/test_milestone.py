@@ -242,23 +242,28 @@ def test_after_a_milestone_snapshot_the_eta_is_recomputed() -> None:
     ]
 
 
-def test_after_a_milestone_snapshot_past_the_milestone_tracking_stops() -> None:
-    """Seed 000 "若已达成成就 → 不再调度": 99 000 views at 1000/h, then a jump to 100 500 at 400 s.
-    The row due at 1000/(1000/h)/8.05 h ~ 447 s reads 100 500 > 100 000: no further milestone
-    row from the worker (reference §9 step 7); the dispatcher at 5 min came before the snapshot
-    and was refused (not earlier)."""
+def jumping_to(at_400_s: int) -> Video:
+    """A song at 99 000 views growing 1000/h, whose views jump to ``at_400_s`` at T0 + 400 s."""
 
     def views(t: Ms) -> int:
-        return 100_500 if t >= T0 + 400_000 else 99_000 + (t - T0) * 1_000 // HOUR_MS
+        return at_400_s if t >= T0 + 400_000 else 99_000 + (t - T0) * 1_000 // HOUR_MS
 
-    video = Video(
+    return Video(
         AID,
         T0 - 30 * DAY_MS,
         song=True,
         views=views,
         history=[(T0 - HOUR_MS, 98_000), (T0, 99_000)],
     )
-    run = run_ms(video, "9m")
+
+
+def test_after_a_milestone_snapshot_past_the_milestone_tracking_stops() -> None:
+    """Seed 000 "若已达成成就 → 不再调度": 99 000 views at 1000/h, then a jump to 100 500 at 400 s.
+    The row due at 1000/(1000/h)/8.05 h ~ 447 s reads 100 500 > 100 000: no further milestone
+    row from the worker (reference §9 step 7); the dispatcher at 5 min came before the snapshot
+    and was refused (not earlier)."""
+
+    run = run_ms(jumping_to(100_500), "9m")
     due = delay_ms(eta_hours(1_000, speed(1_000, 1)))
     taken = of_type(run, SnapshotTaken, "milestone")
     assert [(s.t_ms - T0, s.views) for s in taken] == [(single_tick_at(due), 100_500)]
@@ -274,17 +279,7 @@ def test_a_milestone_snapshot_exactly_on_the_milestone(strict: bool) -> None:
     so the worker re-ETAs at once -- ``closest_milestone(100 000)`` is 1M -- and books a new row
     there and then."""
 
-    def views(t: Ms) -> int:
-        return 100_000 if t >= T0 + 400_000 else 99_000 + (t - T0) * 1_000 // HOUR_MS
-
-    video = Video(
-        AID,
-        T0 - 30 * DAY_MS,
-        song=True,
-        views=views,
-        history=[(T0 - HOUR_MS, 98_000), (T0, 99_000)],
-    )
-    run = run_ms(video, "9m", milestone_reached_strict=strict)
+    run = run_ms(jumping_to(100_000), "9m", milestone_reached_strict=strict)
     due = delay_ms(eta_hours(1_000, speed(1_000, 1)))
     taken = of_type(run, SnapshotTaken, "milestone")
     assert [(s.t_ms - T0, s.views) for s in taken] == [(single_tick_at(due), 100_000)]
