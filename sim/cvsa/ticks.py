@@ -22,6 +22,7 @@ _T = TypeVar("_T")
 
 BULK_TYPES: Final = (ScheduleType.NORMAL, ScheduleType.ARCHIVE)
 """Types bulkSnapshotTick takes (seed 000; reference §8.1)."""
+_BULK_RANK: Final = {ScheduleType.NORMAL: 0, ScheduleType.ARCHIVE: 1}
 _SINGLE_DESIGN: Final = (ScheduleType.NEW, ScheduleType.MILESTONE)
 _SINGLE_DEPLOYED: Final = tuple(t for t in ScheduleType if t is not ScheduleType.NORMAL)
 
@@ -72,8 +73,9 @@ def single_tick_sort_key(started_at_ms: Ms, row_id: int) -> tuple[Ms, int]:
 def bulk_tick_sort_key(
     snapshot_type: ScheduleType, started_at_ms: Ms, row_id: int
 ) -> tuple[int, Ms, int]:
-    """Normal first, then archive, then ``started_at``; ties by id (§8.1, §19.10)."""
-    return (0 if snapshot_type is ScheduleType.NORMAL else 1, started_at_ms, row_id)
+    """Normal first, then archive, then any other type (the query's ``CASE``; the bulk tick
+    asks only for the two), each by ``started_at``; ties by id (§8.1, §19.10)."""
+    return (_BULK_RANK.get(snapshot_type, 2), started_at_ms, row_id)
 
 
 def batches(rows: Sequence[_T], size: int) -> list[Sequence[_T]]:

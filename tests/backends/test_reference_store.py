@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 import trio
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from sim.backends import (
@@ -228,6 +228,10 @@ def answers(store: Any, sequence: Sequence[Op]) -> list[Any]:
 
 @settings(max_examples=250, deadline=None)
 @given(store_sequences)
+# Found in CI: the bulk order ranks a type other than normal and archive after both.
+@example(
+    [("insert_schedule", 1, NEW, T0, T0), ("insert_schedule", 1, ScheduleType.ARCHIVE, T0, T0)]
+)
 def test_the_reference_store_answers_as_the_optimised_one(sequence: list[Op]) -> None:
     sequence = [*sequence, *READ_ALL]
     optimised, reference = answers(MemoryStore(), sequence), answers(ReferenceStore(), sequence)

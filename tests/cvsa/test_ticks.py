@@ -58,6 +58,9 @@ def test_orders() -> None:
     rows = [(ARCHIVE, T, 1), (NORMAL, T + 5, 2), (NORMAL, T + 5, 0), (ARCHIVE, T - 9, 3)]
     ordered = sorted(rows, key=lambda r: bulk_tick_sort_key(*r))
     assert ordered == [(NORMAL, T + 5, 0), (NORMAL, T + 5, 2), (ARCHIVE, T - 9, 3), (ARCHIVE, T, 1)]
+    # Any other type after both, as the SQL CASE ranks it (the bulk tick never asks for one).
+    others = sorted([(NEW, T - 99, 1), (ARCHIVE, T, 2)], key=lambda r: bulk_tick_sort_key(*r))
+    assert others == [(ARCHIVE, T, 2), (NEW, T - 99, 1)]
     single = sorted([(T + 1, 5), (T, 9), (T + 1, 2)], key=lambda r: single_tick_sort_key(*r))
     assert single == [(T, 9), (T + 1, 2), (T + 1, 5)]
 
