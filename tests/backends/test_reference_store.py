@@ -252,6 +252,11 @@ ONCE_DIFFERENT: dict[str, list[Op]] = {
         ("set_schedule_status", [1], PENDING),
         DUE_NEW,
     ],
+    "a row moved to its own time was counted twice in another window length": [
+        ("insert_schedule", 1, NEW, T0, T0),
+        ("move_schedule", 1, 0),
+        ("pending_counts_by_window", T0 - WINDOW_MS, T0 + WINDOW_MS, MINUTE_MS),
+    ],
     "a type named twice gave its rows twice": [
         ("insert_schedule", 1, NEW, T0, T0),
         ("due_schedules", None, T0, [NEW, NEW], 9, "started_at"),

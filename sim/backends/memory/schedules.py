@@ -312,11 +312,13 @@ class ScheduleTable:
         if window_ms == WINDOW_MS:  # the length the index keeps
             return {w: n for w, n in sorted(self._windows.items()) if from_ms <= w < to_ms}
         counts: dict[Ms, int] = {}
+        seen: set[int] = set()  # a row moved to its own time has two live entries
         for heap in self._pending:
             for pos in range(heap.n):
-                t = heap.t_at(pos)
+                t, i = heap.t_at(pos), heap.id_at(pos)
                 w = t - t % window_ms
-                if from_ms <= w < to_ms and self._live_at(heap, pos, PENDING):
+                if from_ms <= w < to_ms and i not in seen and self._live_at(heap, pos, PENDING):
+                    seen.add(i)
                     counts[w] = counts.get(w, 0) + 1
         return dict(sorted(counts.items()))
 
