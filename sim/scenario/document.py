@@ -15,6 +15,7 @@ from sim.scenario.expect import ExpectSection
 from sim.scenario.faults import Fault
 from sim.scenario.scheduler import SchedulerSection
 from sim.scenario.switches import SwitchOverrides
+from sim.scenario.thresholds import FindingsSection
 from sim.scenario.types import DurationMs, InstantMs, Section, UtcOffsetMs
 from sim.scenario.upstream import UpstreamSection
 from sim.scenario.world import ArrivalsSection, CatalogSection, CurvesSection
@@ -62,6 +63,8 @@ class Scenario(Section):
     backends: BackendsSection = BackendsSection()
     expect: ExpectSection = ExpectSection()
     """Thresholds on the run's metrics, checked by ``sim check``."""
+    findings: FindingsSection = FindingsSection()
+    """The thresholds that decide each finding's severity (docs/report.md "Findings")."""
     catalog: CatalogSection = CatalogSection()
     curves: CurvesSection = CurvesSection()
     arrivals: ArrivalsSection = ArrivalsSection()

@@ -31,6 +31,7 @@ from sim.scenario import Scenario
 from sim.scheduler import cleanup, dispatch, feed, snapshot_ticks, workers
 from sim.scheduler.context import Ctx, Emitters
 from sim.scheduler.faults import Injector
+from sim.scheduler.judges import cvsa_finding_reducers
 from sim.scheduler.metering import Metered, Timing, metered
 from sim.units import Ms
 from sim.upstream import NetworkFaults, SimulatedUpstream
@@ -248,6 +249,13 @@ class CvsaModel:
             *cvsa_reducers(),
             *cvsa_invariant_reducers(
                 self.switches, self.world, sc.start_ms, sc.end_ms, sc.scheduler.history
+            ),
+            *cvsa_finding_reducers(
+                sc,
+                self.ctx.params,
+                self.switches,
+                self.world,
+                {name: every for name, every, _, _ in periodic_jobs(self.ctx.params)},
             ),
         ]
 

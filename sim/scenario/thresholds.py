@@ -1,0 +1,31 @@
+"""``[findings]``: the thresholds that decide each finding's severity (issue 25).
+
+Every finding states the thresholds it used (``findings.<id>.thresholds.*`` in ``summary.json``);
+this table is where a scenario sets them. Each sub-table's keys are the keyword arguments of the
+finding's reducer (:mod:`sim.metrics.findings`), so a key documented here is exactly what the
+reducer receives. The defaults are this project's reading of the design note (seed 000) and are
+argued in docs/report.md.
+"""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from sim.scenario.types import DurationMs, Section, duration_default
+
+
+class TickHealthThresholds(Section):
+    """``[findings.ticks]``: periodic jobs and the snapshot queue (finding ``ticks``)."""
+
+    warn_missed_slots: int = Field(default=1, ge=1)
+    """Warn when the periodic jobs missed this many slots in all (an iteration outlasted its
+    period, so the next one started late and the slots in between were skipped)."""
+    warn_queue_wait: DurationMs = duration_default("60s")
+    """Warn when the p99 wait of a snapshot job, from enqueue to start, reaches this (the
+    workers, not the ticks, are then what makes snapshots late)."""
+
+
+class FindingsSection(Section):
+    """``[findings]``: one sub-table per finding."""
+
+    ticks: TickHealthThresholds = TickHealthThresholds()
