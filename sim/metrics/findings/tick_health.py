@@ -55,7 +55,7 @@ class TickHealth:
         self.names: list[str] = []
         self.iterations: Counter[str] = Counter()
         self.missed: Counter[str] = Counter()
-        self.started: dict[int, int] = {}  # scheduler -> start of its running iteration
+        self.started: dict[tuple[int, int], int] = {}  # (job, due) -> start of an iteration
         self.overlong: list[tuple[int, int, str]] = []  # (duration, start, scheduler name)
         self.overlong_count = 0
         self.depth: dict[int, int] = {}  # queue -> jobs added and not started
@@ -64,12 +64,14 @@ class TickHealth:
 
     def feed(self, chunk: Chunk, names: Sequence[str]) -> None:
         self.names = list(names)
-        for r in chunk.table(IterationStarted)[:, [1, 2]].tolist():
-            self.started[r[1]] = r[0]
-        for t, s in chunk.table(IterationFinished)[:, [1, 2]].tolist():
+        # Iterations of one job may overlap (one that outlasts its period runs beside the
+        # next, tests/engine/test_jobs.py): an iteration is known by (job, due time).
+        for t, s, due in chunk.table(IterationStarted)[:, 1:4].tolist():
+            self.started[(s, due)] = t
+        for t, s, due in chunk.table(IterationFinished)[:, 1:4].tolist():
             name = names[s]
             self.iterations[name] += 1
-            begun = self.started.pop(s, t)
+            begun = self.started.pop((s, due), t)
             period = self.periods_ms.get(name)
             if period is not None and t - begun > period:
                 self.overlong_count += 1
@@ -118,9 +120,11 @@ class TickHealth:
         )
         problems = []
         if missed >= self.warn_missed_slots:
-            problems.append(f"{missed:,} slots missed")
+            problems.append(f"{missed:,} slot(s) missed")
         if self.overlong_count:
-            problems.append(f"{self.overlong_count:,} iterations outlasted their period")
+            problems.append(
+                f"{self.overlong_count:,} iteration(s) outlasted the period of their job"
+            )
         if worst_p99 >= self.warn_queue_wait_ms:
             problems.append(f"p99 wait for a worker {duration(worst_p99)} on {worst_q}")
         severity = Severity.WARN if problems else Severity.OK

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from sim.units import Ms, format_duration_ms, format_instant_ms
+from sim.units import Ms, format_instant_ms
 
 
 class Severity(StrEnum):
@@ -162,15 +162,19 @@ def local(ms: Ms, tz_offset_ms: Ms) -> str:
 
 
 def duration(ms: float) -> str:
-    """A duration as a person reads it: ``"67s"``, ``"4.5h"``, ``"2d"``, ``"350ms"``."""
+    """A duration as a person reads it: ``"350ms"``, ``"67s"``, ``"95m"``, ``"4.5h"``, ``"3d"``
+    (a unit is used up to twice the next one, so that 67 s is not "1.1m")."""
     ms = round(ms)
-    if abs(ms) < 1000:
-        return f"{ms}ms"
-    sign = "-" if ms < 0 else ""
-    ms = abs(ms)
-    for unit, size in (("d", 86_400_000), ("h", 3_600_000), ("m", 60_000)):
-        if ms >= size:
-            value = ms / size
-            return f"{sign}{value:.1f}{unit}".replace(".0" + unit, unit)
-    exact = format_duration_ms(ms) if ms % 1000 == 0 else f"{ms / 1000:.1f}s"
-    return sign + exact
+    sign, ms = ("-" if ms < 0 else ""), abs(ms)
+    if ms < 1000:
+        return f"{sign}{ms}ms"
+    for unit, size, up_to in (
+        ("s", 1000, 120_000),
+        ("m", 60_000, 7_200_000),
+        ("h", 3_600_000, 172_800_000),
+        ("d", 86_400_000, None),
+    ):
+        if up_to is None or ms < up_to:
+            text = f"{ms / size:.1f}"
+            return sign + text.removesuffix(".0") + unit
+    raise AssertionError("unreachable")
