@@ -25,7 +25,18 @@ class TickHealthThresholds(Section):
     workers, not the ticks, are then what makes snapshots late)."""
 
 
+class LostWorkThresholds(Section):
+    """``[findings.lost_work]``: rows deleted without a snapshot, work lost or repeated."""
+
+    warn_lost: int = Field(default=1, ge=1)
+    """Warn when this many rows were deleted by cleanup without ever getting a snapshot."""
+    fail_lost_share: float = Field(default=0.01, gt=0, le=1)
+    """Fail when the lost rows are this share of all rows created (the design then drops a
+    noticeable part of the work it plans)."""
+
+
 class FindingsSection(Section):
     """``[findings]``: one sub-table per finding."""
 
     ticks: TickHealthThresholds = TickHealthThresholds()
+    lost_work: LostWorkThresholds = LostWorkThresholds()

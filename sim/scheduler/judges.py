@@ -10,7 +10,7 @@ from __future__ import annotations
 from sim.cvsa.params import Params
 from sim.cvsa.profile import Switches
 from sim.metrics import Reducer
-from sim.metrics.findings import TickHealth
+from sim.metrics.findings import LostWork, TickHealth
 from sim.scenario import Scenario
 from sim.world import World
 
@@ -21,9 +21,12 @@ def cvsa_finding_reducers(
     switches: Switches,
     world: World,
     periods_ms: dict[str, int],
+    lifecycle: Reducer,
 ) -> list[Reducer]:
-    """Every finding of a CVSA run (``periods_ms``: each periodic job's period)."""
+    """Every finding of a CVSA run (``periods_ms``: each periodic job's period; ``lifecycle``:
+    the run's lifecycle invariant monitor, whose counts ``lost_work`` reads)."""
     th, tz = scenario.findings, scenario.timezone
     return [
         TickHealth(periods_ms, tz, **th.ticks.model_dump()),
+        LostWork(lifecycle, tz, **th.lost_work.model_dump()),
     ]

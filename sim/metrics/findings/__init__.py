@@ -10,11 +10,13 @@ as for the invariant monitors. docs/report.md "Findings" documents each one.
 id         judges                                          module
 =========  ==============================================  =====================================
 ticks      periodic jobs keep their periods; queue wait     :mod:`.tick_health`
+lost_work  rows lost by cleanup, failed, lost, repeated     :mod:`.lost_work`
 =========  ==============================================  =====================================
 """
 
 from __future__ import annotations
 
+from sim.metrics.findings.lost_work import LostWork
 from sim.metrics.findings.tick_health import TickHealth
 from sim.metrics.findings.verdicts import (
     Finding,
@@ -28,6 +30,7 @@ from sim.metrics.findings.verdicts import (
 
 __all__ = [
     "Finding",
+    "LostWork",
     "Severity",
     "TickHealth",
     "finding_metrics",
