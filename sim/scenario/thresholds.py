@@ -35,8 +35,21 @@ class LostWorkThresholds(Section):
     noticeable part of the work it plans)."""
 
 
+class LatenessThresholds(Section):
+    """``[findings.lateness]``: executed minus due time of scheduled snapshots."""
+
+    warn_p99: DurationMs = duration_default("60s")
+    """Warn when a schedule type's p99 lateness reaches this: a snapshot a minute late no
+    longer brackets a milestone tightly (milestone rows are due seconds before a crossing,
+    seed 000 §11) and shows the ticks or workers falling behind."""
+    fail_p99: DurationMs = duration_default("1h")
+    """Fail when a type's p99 lateness reaches this (the capture bound of a milestone, and
+    most of the shortest regular interval)."""
+
+
 class FindingsSection(Section):
     """``[findings]``: one sub-table per finding."""
 
     ticks: TickHealthThresholds = TickHealthThresholds()
     lost_work: LostWorkThresholds = LostWorkThresholds()
+    lateness: LatenessThresholds = LatenessThresholds()

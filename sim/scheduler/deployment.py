@@ -23,7 +23,7 @@ from sim.cvsa.retry import Backoff
 from sim.engine import Engine, Job, JobScheduler, Queue
 from sim.events.cvsa_kinds import JobTimed, QueryCounts
 from sim.metrics import Reducer
-from sim.metrics.cvsa import cvsa_reducers
+from sim.metrics.cvsa import SnapshotMetrics, cvsa_reducers
 from sim.metrics.invariants import LifecycleInvariants, cvsa_invariant_reducers
 from sim.ports import Counter, LockManager, Store, UpstreamApi, WindowCounter
 from sim.rng import RandomStreams
@@ -249,8 +249,10 @@ class CvsaModel:
             self.switches, self.world, sc.start_ms, sc.end_ms, sc.scheduler.history
         )
         lifecycle = next(r for r in invariants if isinstance(r, LifecycleInvariants))
+        metrics = cvsa_reducers()
+        snapshots = next(r for r in metrics if isinstance(r, SnapshotMetrics))
         return [
-            *cvsa_reducers(),
+            *metrics,
             *invariants,
             *cvsa_finding_reducers(
                 sc,
@@ -259,6 +261,7 @@ class CvsaModel:
                 self.world,
                 {name: every for name, every, _, _ in periodic_jobs(self.ctx.params)},
                 lifecycle,
+                snapshots,
             ),
         ]
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from sim.cvsa.params import Params
 from sim.cvsa.profile import Switches
 from sim.metrics import Reducer
-from sim.metrics.findings import LostWork, TickHealth
+from sim.metrics.findings import LatenessAttribution, LostWork, TickHealth
 from sim.scenario import Scenario
 from sim.world import World
 
@@ -22,11 +22,14 @@ def cvsa_finding_reducers(
     world: World,
     periods_ms: dict[str, int],
     lifecycle: Reducer,
+    snapshots: Reducer,
 ) -> list[Reducer]:
-    """Every finding of a CVSA run (``periods_ms``: each periodic job's period; ``lifecycle``:
-    the run's lifecycle invariant monitor, whose counts ``lost_work`` reads)."""
+    """Every finding of a CVSA run (``periods_ms``: each periodic job's period; ``lifecycle``
+    and ``snapshots``: the run's lifecycle monitor and snapshot metrics, whose results
+    ``lost_work`` and ``lateness`` read rather than track the same rows twice)."""
     th, tz = scenario.findings, scenario.timezone
     return [
         TickHealth(periods_ms, tz, **th.ticks.model_dump()),
         LostWork(lifecycle, tz, **th.lost_work.model_dump()),
+        LatenessAttribution(snapshots, tz, **th.lateness.model_dump()),
     ]

@@ -11,11 +11,13 @@ id         judges                                          module
 =========  ==============================================  =====================================
 ticks      periodic jobs keep their periods; queue wait     :mod:`.tick_health`
 lost_work  rows lost by cleanup, failed, lost, repeated     :mod:`.lost_work`
+lateness   executed minus due, split into its parts         :mod:`.lateness`
 =========  ==============================================  =====================================
 """
 
 from __future__ import annotations
 
+from sim.metrics.findings.lateness import LatenessAttribution
 from sim.metrics.findings.lost_work import LostWork
 from sim.metrics.findings.tick_health import TickHealth
 from sim.metrics.findings.verdicts import (
@@ -30,6 +32,7 @@ from sim.metrics.findings.verdicts import (
 
 __all__ = [
     "Finding",
+    "LatenessAttribution",
     "LostWork",
     "Severity",
     "TickHealth",
