@@ -262,6 +262,7 @@ class CvsaModel:
                 {name: every for name, every, _, _ in periodic_jobs(self.ctx.params)},
                 lifecycle,
                 snapshots,
+                invariants,
             ),
         ]
 

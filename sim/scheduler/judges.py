@@ -10,7 +10,7 @@ from __future__ import annotations
 from sim.cvsa.params import Params
 from sim.cvsa.profile import Switches
 from sim.metrics import Reducer
-from sim.metrics.findings import LatenessAttribution, LostWork, TickHealth
+from sim.metrics.findings import LatenessAttribution, LostWork, RuleChecks, TickHealth
 from sim.scenario import Scenario
 from sim.world import World
 
@@ -23,13 +23,16 @@ def cvsa_finding_reducers(
     periods_ms: dict[str, int],
     lifecycle: Reducer,
     snapshots: Reducer,
+    monitors: list[Reducer],
 ) -> list[Reducer]:
     """Every finding of a CVSA run (``periods_ms``: each periodic job's period; ``lifecycle``
     and ``snapshots``: the run's lifecycle monitor and snapshot metrics, whose results
-    ``lost_work`` and ``lateness`` read rather than track the same rows twice)."""
+    ``lost_work`` and ``lateness`` read rather than track the same rows twice; ``monitors``:
+    the invariant monitors, whose verdicts ``rules`` reports)."""
     th, tz = scenario.findings, scenario.timezone
     return [
         TickHealth(periods_ms, tz, **th.ticks.model_dump()),
         LostWork(lifecycle, tz, **th.lost_work.model_dump()),
         LatenessAttribution(snapshots, tz, **th.lateness.model_dump()),
+        RuleChecks(monitors),
     ]

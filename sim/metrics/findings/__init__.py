@@ -12,6 +12,7 @@ id         judges                                          module
 ticks      periodic jobs keep their periods; queue wait     :mod:`.tick_health`
 lost_work  rows lost by cleanup, failed, lost, repeated     :mod:`.lost_work`
 lateness   executed minus due, split into its parts         :mod:`.lateness`
+rules      the invariant monitors: checked, set aside       :mod:`.rule_checks`
 =========  ==============================================  =====================================
 """
 
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 from sim.metrics.findings.lateness import LatenessAttribution
 from sim.metrics.findings.lost_work import LostWork
+from sim.metrics.findings.rule_checks import RuleChecks
 from sim.metrics.findings.tick_health import TickHealth
 from sim.metrics.findings.verdicts import (
     Finding,
@@ -34,6 +36,7 @@ __all__ = [
     "Finding",
     "LatenessAttribution",
     "LostWork",
+    "RuleChecks",
     "Severity",
     "TickHealth",
     "finding_metrics",

@@ -41,9 +41,13 @@ def _col(record_type: type, field: str) -> int:
 class _Violations:
     """An exact count and the first :data:`EXAMPLES` examples of one invariant."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, *, counts_checked: bool = False) -> None:
         self.name = name
         self.count = 0
+        self.counts_checked = counts_checked
+        self.checked = 0
+        """How many events the rule was checked on (``invariants.<name>.checked``), for the
+        monitors that count them: "0 violations" then says of how many."""
         self.examples: list[dict[str, Any]] = []
 
     def add(self, example: dict[str, Any]) -> None:
@@ -57,10 +61,13 @@ class _Violations:
         return EXAMPLES - len(self.examples)
 
     def result(self) -> dict[str, Any]:
-        return {
+        out = {
             f"invariants.{self.name}.violations": self.count,
             f"invariants.{self.name}.examples": list(self.examples),
         }
+        if self.counts_checked:
+            out[f"invariants.{self.name}.checked"] = self.checked
+        return out
 
 
 def _last_t(chunk: Chunk) -> Ms | None:

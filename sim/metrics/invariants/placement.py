@@ -27,7 +27,7 @@ class WindowCapInvariant:
 
     def __init__(self, cap: int) -> None:
         self.cap = cap
-        self.v = _Violations("window_cap")
+        self.v = _Violations("window_cap", counts_checked=True)
         self.over_cap_uncapped = 0
         self.exhausted = 0
 
@@ -37,6 +37,7 @@ class WindowCapInvariant:
         if created.size:
             placement, count = created[:, c["placement"]], created[:, c["window_count"]]
             capped = (placement == _FORWARD) | (placement == _FALLBACK)
+            self.v.checked += int(np.count_nonzero(capped))
             bad = np.flatnonzero(capped & (count > cap))
             for i in bad[: self.v.room].tolist():
                 row = created[i].tolist()
@@ -77,7 +78,7 @@ class NoScheduleBeforeCreation:
 
     def __init__(self, bare_fallback: bool) -> None:
         self.bare_fallback = bare_fallback
-        self.v = _Violations("no_schedule_before_creation")
+        self.v = _Violations("no_schedule_before_creation", counts_checked=True)
         self.allowed = 0
         self.clamped = 0
 
@@ -87,6 +88,7 @@ class NoScheduleBeforeCreation:
         moved = chunk.table(K.ScheduleMoved)
         bad_created = np.empty(0, dtype=np.int64)
         bad_moved = np.empty(0, dtype=np.int64)
+        self.v.checked += created.shape[0] + moved.shape[0]
         if created.size:
             t, due = created[:, c["t_ms"]], created[:, c["due_ms"]]
             window, placement = created[:, c["window_ms"]], created[:, c["placement"]]

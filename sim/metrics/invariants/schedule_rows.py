@@ -166,9 +166,9 @@ class LifecycleInvariants:
 
     def __init__(self, bulk_marks_processing: bool, *, warm_rows: int = 1 << 18) -> None:
         self.bulk_marks_processing = bulk_marks_processing
-        self.one_active = _Violations("one_active_per_type")
-        self.single_path = _Violations("single_path_processing")
-        self.lost = _Violations("lost_schedules")
+        self.one_active = _Violations("one_active_per_type", counts_checked=True)
+        self.single_path = _Violations("single_path_processing", counts_checked=True)
+        self.lost = _Violations("lost_schedules", counts_checked=True)
         self.forced_parallel = 0
         self.unmarked_bulk_overlap = 0
         self.redispatched = 0
@@ -219,6 +219,7 @@ class LifecycleInvariants:
         present = [k for k, table in enumerate(tables) if table.shape[0]]
         if not present:
             return
+        self.one_active.checked += tables[_K_CREATED].shape[0]
         # Events in log order, as runs of one kind (the dispatchers write long runs of
         # creations); within a kind the rows are already in log order.
         kinds = np.concatenate([np.full(tables[k].shape[0], k) for k in present])
@@ -338,6 +339,7 @@ class LifecycleInvariants:
             self.redispatched += 1
         flags |= _F_DISPATCHED
         if job in self.single_jobs:
+            self.single_path.checked += 1
             cur = self.processing.get(aid)
             busy = [] if cur is None else [i for i in _ids(cur, 0) if i != s]
             if busy:
@@ -402,6 +404,7 @@ class LifecycleInvariants:
                 del self.bulk_rows[aid]
 
     def _deleted(self, t: Ms, s: int, aid: int, typ: int, due: Ms, status: int) -> None:
+        self.lost.checked += 1
         v = _mm_pop(self.live, aid << 2 | typ, s, _SHIFT)
         if v is None:
             self.unlogged += 1
