@@ -10,7 +10,7 @@ from __future__ import annotations
 from sim.cvsa.params import Params
 from sim.cvsa.profile import Switches
 from sim.metrics import Reducer
-from sim.metrics.findings import TickHealth
+from sim.metrics.findings import Capacity, TickHealth
 from sim.scenario import Scenario
 from sim.world import World
 
@@ -26,4 +26,13 @@ def cvsa_finding_reducers(
     th, tz = scenario.findings, scenario.timezone
     return [
         TickHealth(periods_ms, tz, **th.ticks.model_dump()),
+        Capacity(
+            switches.window_cap,
+            params.window_ms,
+            switches.forward_search_windows * params.window_ms,
+            scenario.start_ms,
+            scenario.end_ms,
+            tz,
+            **th.capacity.model_dump(),
+        ),
     ]

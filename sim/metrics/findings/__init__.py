@@ -10,11 +10,13 @@ as for the invariant monitors. docs/report.md "Findings" documents each one.
 id         judges                                          module
 =========  ==============================================  =====================================
 ticks      periodic jobs keep their periods; queue wait     :mod:`.tick_health`
+capacity   capped demand per day against the windows       :mod:`.capacity`
 =========  ==============================================  =====================================
 """
 
 from __future__ import annotations
 
+from sim.metrics.findings.capacity import Capacity
 from sim.metrics.findings.tick_health import TickHealth
 from sim.metrics.findings.verdicts import (
     Finding,
@@ -27,6 +29,7 @@ from sim.metrics.findings.verdicts import (
 )
 
 __all__ = [
+    "Capacity",
     "Finding",
     "Severity",
     "TickHealth",
