@@ -47,9 +47,22 @@ class LatenessThresholds(Section):
     most of the shortest regular interval)."""
 
 
+class CapacityThresholds(Section):
+    """``[findings.capacity]``: capped demand per local day against the windows' capacity
+    (finding ``capacity``; capacity = ``switches.window_cap`` x windows per day)."""
+
+    warn_share: float = Field(default=0.8, gt=0)
+    """Warn when the peak day's capped demand reaches this share of the day's capacity (the
+    windows hold, with little headroom)."""
+    fail_share: float = Field(default=1.0, gt=0)
+    """Fail when a day's capped demand exceeds this share of its capacity (1.0: more rows than
+    slots; the rest spill into later days and the backlog horizon grows)."""
+
+
 class FindingsSection(Section):
     """``[findings]``: one sub-table per finding."""
 
     ticks: TickHealthThresholds = TickHealthThresholds()
     lost_work: LostWorkThresholds = LostWorkThresholds()
     lateness: LatenessThresholds = LatenessThresholds()
+    capacity: CapacityThresholds = CapacityThresholds()

@@ -10,7 +10,7 @@ from __future__ import annotations
 from sim.cvsa.params import Params
 from sim.cvsa.profile import Switches
 from sim.metrics import Reducer
-from sim.metrics.findings import LatenessAttribution, LostWork, RuleChecks, TickHealth
+from sim.metrics.findings import Capacity, LatenessAttribution, LostWork, RuleChecks, TickHealth
 from sim.scenario import Scenario
 from sim.world import World
 
@@ -35,4 +35,13 @@ def cvsa_finding_reducers(
         LostWork(lifecycle, tz, **th.lost_work.model_dump()),
         LatenessAttribution(snapshots, tz, **th.lateness.model_dump()),
         RuleChecks(monitors),
+        Capacity(
+            switches.window_cap,
+            params.window_ms,
+            switches.forward_search_windows * params.window_ms,
+            scenario.start_ms,
+            scenario.end_ms,
+            tz,
+            **th.capacity.model_dump(),
+        ),
     ]

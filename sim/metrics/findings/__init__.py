@@ -13,11 +13,13 @@ ticks      periodic jobs keep their periods; queue wait     :mod:`.tick_health`
 lost_work  rows lost by cleanup, failed, lost, repeated     :mod:`.lost_work`
 lateness   executed minus due, split into its parts         :mod:`.lateness`
 rules      the invariant monitors: checked, set aside       :mod:`.rule_checks`
+capacity   capped demand per day against the windows       :mod:`.capacity`
 =========  ==============================================  =====================================
 """
 
 from __future__ import annotations
 
+from sim.metrics.findings.capacity import Capacity
 from sim.metrics.findings.lateness import LatenessAttribution
 from sim.metrics.findings.lost_work import LostWork
 from sim.metrics.findings.rule_checks import RuleChecks
@@ -33,6 +35,7 @@ from sim.metrics.findings.verdicts import (
 )
 
 __all__ = [
+    "Capacity",
     "Finding",
     "LatenessAttribution",
     "LostWork",

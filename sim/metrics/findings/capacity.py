@@ -1,0 +1,246 @@
+"""Finding ``capacity``: does the windows' capacity cover the rows the capped types request?
+
+``adjustSnapshotTime`` (seed 000 "流量控制": 每个5分钟时间窗口内不超过1000个快照; reference §6.2)
+gives each normal or archive row a slot in the first 5-minute window at or after its target with
+fewer than ``cap`` rows. A local day holds ``cap`` x (day / window) slots (288,000 at 1000 per 5
+minutes). When the rows requested for a day outnumber them, the rest spill into later days: the
+placement pushes rows further and further ahead (the *backlog horizon*), and nothing but a drop
+in demand brings it back.
+
+Fluid model (what the daily numbers predict): a queue served at ``c`` rows per day with ``a_d``
+rows requested on day ``d`` carries a backlog, in days of service, of
+``F_d = max(0, F_{d-1} + (a_d - c) / c)``: it grows by ``(a_d - c) / c`` days per day while
+``a_d > c`` and never goes below 0. It assumes rows are booked in target order (first come,
+first served in target time); rows booked days ahead (long intervals, the weekly archive pass)
+take later windows first, and rows booked after them jump over those, so the measured horizon
+can exceed the model's. The measured horizon is the furthest any capped row created
+that day was pushed past its target (or past its creation, when the target was already past);
+a row that found every window of the forward search full (fallback, exhausted) counts as pushed
+the whole search span, a lower bound.
+
+Milestone and new rows (placement ``exact``, and ``unadjusted``) increment the same counters with
+no cap check (reference §5 step 4, §6.2 "The cap counts schedules of all types"). They are not
+counted as demand here: they are due within minutes and released when they run (§6.4), and once
+the windows saturate they land on full windows, over the cap, taking no slot from the capped
+types. Their share of capacity is reported beside (``uncapped_peak_share``): while the windows
+have room, each pending one does hold a slot.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from sim.events import cvsa_kinds as K
+from sim.events.log import Chunk
+from sim.metrics.findings.verdicts import EXAMPLES, Finding, Severity, duration, finding_metrics
+from sim.metrics.findings.verdicts import local as local_time
+from sim.units import DAY_MS, HOUR_MS, Ms
+
+_FORWARD = K.PLACEMENT.code("forward")
+_CAPPED = np.array([K.PLACEMENT.code(w) for w in ("forward", "fallback", "exhausted")])
+_NTYPES = len(K.SNAPSHOT_TYPE.words)
+_COL = {name: i for i, name in enumerate(K.ScheduleCreated._fields)}
+
+
+class Capacity:
+    """Reducer of finding ``capacity`` (keyword arguments: ``[findings.capacity]``).
+
+    ``cap``: switch ``window_cap``; ``window_ms``: ``Params.window_ms``; ``search_span_ms``: the
+    forward search's reach (``forward_search_windows`` x ``window_ms``); ``start_ms``/``end_ms``:
+    the run; ``tz_offset_ms``: the scenario's time zone (days are local days).
+    """
+
+    ID = "capacity"
+
+    def __init__(
+        self,
+        cap: int,
+        window_ms: Ms,
+        search_span_ms: Ms,
+        start_ms: Ms,
+        end_ms: Ms,
+        tz_offset_ms: Ms,
+        *,
+        warn_share: float,
+        fail_share: float,
+    ) -> None:
+        self.capacity = cap * (DAY_MS // window_ms)
+        self.search_span_ms = search_span_ms
+        self.tz = tz_offset_ms
+        self.first_day = (start_ms + tz_offset_ms) // DAY_MS
+        self.last_day = (max(end_ms, start_ms + 1) - 1 + tz_offset_ms) // DAY_MS
+        self.warn_share = warn_share
+        self.fail_share = fail_share
+        # Bounded state: per local day (and type), never per row.
+        self.demand: dict[tuple[int, int], int] = {}  # (requested day, type) -> capped rows
+        self.uncapped: dict[int, int] = {}  # requested day -> exact/unadjusted rows
+        self.push_ms: dict[int, int] = {}  # creation day -> furthest push of a capped row
+        self.spilled = 0  # capped rows that found no room searching forward
+
+    def feed(self, chunk: Chunk, names: Sequence[str]) -> None:
+        rows = chunk.table(K.ScheduleCreated)
+        if not rows.size:
+            return
+        c = _COL
+        t, ty, placement = rows[:, c["t_ms"]], rows[:, c["type"]], rows[:, c["placement"]]
+        req, due = rows[:, c["requested_ms"]], rows[:, c["due_ms"]]
+        capped = np.isin(placement, _CAPPED)
+        req_day = (req + self.tz) // DAY_MS
+        _add(self.demand, req_day[capped] * _NTYPES + ty[capped], lambda k: divmod(k, _NTYPES))
+        _add(self.uncapped, req_day[~capped], int)
+        if not capped.any():
+            return
+        forward = placement[capped] == _FORWARD
+        self.spilled += int(np.count_nonzero(~forward))
+        start = np.maximum(req[capped], t[capped])  # a past target is placed from now (§6.2)
+        push = np.where(forward, np.maximum(due[capped] - start, 0), self.search_span_ms)
+        days, inverse = np.unique((t[capped] + self.tz) // DAY_MS, return_inverse=True)
+        best = np.zeros(len(days), np.int64)
+        np.maximum.at(best, inverse, push)
+        for d, p in zip(days.tolist(), best.tolist(), strict=True):
+            self.push_ms[d] = max(self.push_ms.get(d, 0), p)
+
+    # -- the verdict ----------------------------------------------------------------------------
+
+    def _date(self, day: int) -> str:
+        return local_time(day * DAY_MS - self.tz, self.tz)[:10]
+
+    def finding(self) -> Finding:
+        cap_day = self.capacity
+        per_day: dict[int, dict[str, int]] = {}
+        for (day, code), n in self.demand.items():
+            per_day.setdefault(day, {})[K.SNAPSHOT_TYPE.word(code)] = n
+        demand = {d: sum(v.values()) for d, v in per_day.items()}
+        days = sorted(set(demand) | set(self.uncapped) | {self.first_day})
+        share = {d: demand.get(d, 0) / cap_day for d in days}
+        peak_day = max(days, key=lambda d: (share[d], -d))
+        peak_share = share[peak_day]
+        saturated = [d for d in days if share[d] > self.fail_share]
+        # Fluid model over the requested days up to the run's last day (later days are only
+        # booked so far), and the measured horizon over the same stretch of creation days.
+        fluid: dict[int, float] = {}
+        f = 0.0
+        for d in range(min(days), self.last_day + 1):
+            f = max(0.0, f + (demand.get(d, 0) - cap_day) / cap_day)
+            fluid[d] = f
+        in_run = [d for d in saturated if self.first_day <= d <= self.last_day]
+        g0 = in_run[0] if in_run else self.first_day  # the stretch the growth is measured over
+        span_days = self.last_day - g0 + 1
+        h_end_ms = self.push_ms.get(self.last_day, 0)
+        h_before_ms = self.push_ms.get(g0 - 1, 0)
+        growth_ms = (h_end_ms - h_before_ms) / span_days
+        f_end_ms = fluid[self.last_day] * DAY_MS
+        f_growth_ms = (fluid[self.last_day] - fluid.get(g0 - 1, 0.0)) * DAY_MS / span_days
+        h_max_ms = max(self.push_ms.values(), default=0)
+        uncapped_peak = max(self.uncapped.values(), default=0) / cap_day
+        n_of = self._day_number
+
+        if saturated:
+            severity = Severity.FAIL
+            over = [demand[d] for d in saturated]
+            first = saturated[0]
+            ahead = (
+                f", booked ahead: the run ended on day {n_of(self.last_day)}"
+                if first > self.last_day
+                else ""
+            )
+            sentence = (
+                f"The windows saturate from day {n_of(first)} ({self._date(first)}{ahead}): "
+                f"demand {sum(over) / len(over):,.0f}/day against capacity {cap_day:,}/day on "
+                f"{len(saturated)} day(s) (peak {demand[peak_day]:,} on {self._date(peak_day)}, "
+                f"{peak_share:.0%}); backlog horizon at the end {_dur(h_end_ms)}, growing "
+                f"{_dur(growth_ms)} per day (fluid model: {_dur(f_end_ms)}, growing "
+                f"{_dur(f_growth_ms)} per day)."
+            )
+        else:
+            severity = Severity.WARN if peak_share >= self.warn_share else Severity.OK
+            sentence = (
+                f"The windows hold with {1 - peak_share:.1%} headroom (peak day "
+                f"{self._date(peak_day)}{', booked ahead' if peak_day > self.last_day else ''}"
+                f": {demand.get(peak_day, 0):,} of {cap_day:,} capped "
+                f"rows); placement pushed rows at most {_dur(h_max_ms)} past their target "
+                f"({_dur(h_end_ms)} on the last day); uncapped milestone/new rows add up to "
+                f"{uncapped_peak:.1%} of a day's capacity."
+            )
+        worst_days = sorted(days, key=lambda d: (-share[d], d))[:EXAMPLES]
+        return Finding(
+            id=self.ID,
+            title="Capacity against demand",
+            severity=severity,
+            sentence=sentence,
+            mechanism=(
+                "adjustSnapshotTime gives each normal/archive row a slot in the first 5-minute "
+                "window at or after its target with fewer than window_cap rows (seed 000 "
+                "流量控制; reference §6.2), so a local day holds window_cap x windows per day "
+                f"slots ({cap_day:,} here). Demand is the capped rows requested for a day "
+                "(placement forward, fallback or exhausted, by target day). Rows beyond a day's "
+                "capacity spill into later days; the fluid model F_d = max(0, F_(d-1) + "
+                "(a_d - c)/c) says the backlog horizon grows by (a_d - c)/c days per day while "
+                "a_d > c; it assumes rows are booked in target order, so rows booked days "
+                "ahead (long intervals, the archive pass) that take later windows first make the "
+                "measured horizon exceed it. The measured horizon is the furthest a capped row "
+                "created that day was pushed past max(target, creation) (fallback/exhausted "
+                "rows: the whole forward-search span). Milestone/new rows (exact) increment "
+                "the same counters uncapped (§5 step 4) but are not counted as demand: they run "
+                "within minutes and are released (§6.4), and on saturated windows they land "
+                "over the cap; their share is reported beside."
+            ),
+            numbers={
+                "capacity_per_day": cap_day,
+                "peak_day": self._date(peak_day),
+                "peak_demand": demand.get(peak_day, 0),
+                "peak_share": round(peak_share, 4),
+                "headroom": round(1 - peak_share, 4),
+                "saturated_days": len(saturated),
+                "first_saturated_day": self._date(saturated[0]) if saturated else "",
+                "demand_total": sum(demand.values()),
+                "uncapped_total": sum(self.uncapped.values()),
+                "uncapped_peak_share": round(uncapped_peak, 4),
+                "spilled_rows": self.spilled,
+                "horizon_end_h": round(h_end_ms / HOUR_MS, 3),
+                "horizon_max_h": round(h_max_ms / HOUR_MS, 3),
+                "horizon_growth_h_per_day": round(growth_ms / HOUR_MS, 3),
+                "fluid_horizon_end_h": round(f_end_ms / HOUR_MS, 3),
+                "fluid_growth_h_per_day": round(f_growth_ms / HOUR_MS, 3),
+            },
+            examples=tuple(
+                {
+                    "day": self._date(d),
+                    "day_n": n_of(d),
+                    "demand": demand.get(d, 0),
+                    "by_type": dict(sorted(per_day.get(d, {}).items())),
+                    "uncapped": self.uncapped.get(d, 0),
+                    "capacity": cap_day,
+                    "share": round(share[d], 4),
+                    "horizon_h": round(self.push_ms.get(d, 0) / HOUR_MS, 3),
+                    "booked_only": d > self.last_day,
+                }
+                for d in worst_days
+            ),
+            plots=("occupancy.png", "occupancy_heatmap.png"),
+            thresholds={"warn_share": self.warn_share, "fail_share": self.fail_share},
+        )
+
+    def _day_number(self, day: int) -> int:
+        """Day 1 is the run's first local day."""
+        return day - self.first_day + 1
+
+    def result(self) -> dict[str, Any]:
+        return finding_metrics(self.finding())
+
+
+def _dur(ms: float) -> str:
+    """A horizon as a person reads it (``0`` rather than ``0ms``)."""
+    return duration(ms) if round(ms) else "0"
+
+
+def _add(into: dict[Any, int], keys: np.ndarray, key_of: Any) -> None:
+    """Count ``keys`` into ``into`` (one np.unique per chunk, not a loop over rows)."""
+    if keys.size:
+        values, counts = np.unique(keys, return_counts=True)
+        for k, n in zip(values.tolist(), counts.tolist(), strict=True):
+            key = key_of(k)
+            into[key] = into.get(key, 0) + n
