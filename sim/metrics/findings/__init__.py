@@ -10,11 +10,16 @@ as for the invariant monitors. docs/report.md "Findings" documents each one.
 id         judges                                          module
 =========  ==============================================  =====================================
 ticks      periodic jobs keep their periods; queue wait     :mod:`.tick_health`
+levelling  delay levelling adds to capped rows (§6.2)       :mod:`.levelling`
+executed_load  snapshots per window vs the cap; requests    :mod:`.executed_load`
+           per proxy vs the rate limits (§6.2, §14.2)
 =========  ==============================================  =====================================
 """
 
 from __future__ import annotations
 
+from sim.metrics.findings.executed_load import ExecutedLoad
+from sim.metrics.findings.levelling import Levelling
 from sim.metrics.findings.tick_health import TickHealth
 from sim.metrics.findings.verdicts import (
     Finding,
@@ -27,7 +32,9 @@ from sim.metrics.findings.verdicts import (
 )
 
 __all__ = [
+    "ExecutedLoad",
     "Finding",
+    "Levelling",
     "Severity",
     "TickHealth",
     "finding_metrics",
