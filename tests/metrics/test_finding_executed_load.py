@@ -135,8 +135,8 @@ def test_a_proxy_over_its_rate_limit_fails() -> None:
     assert m[P + "sentence"] == (
         "Every window executed at most the cap of 4 snapshots (the most 4, "
         "2031-01-06T00:00:00+08:00); over the rate limits: alicloud_hangzhou sent 7 requests in "
-        "the window of 2031-01-06T00:00:00+08:00 (limit 6; 1 windows over); alicloud_hangzhou "
-        "bulk sent 3 requests in the window of 2031-01-06T00:00:00+08:00 (limit 2; 1 windows "
+        "the window of 2031-01-06T00:00:00+08:00 (limit 6; 1 window over); alicloud_hangzhou "
+        "bulk sent 3 requests in the window of 2031-01-06T00:00:00+08:00 (limit 2; 1 window "
         "over)."
     )
 

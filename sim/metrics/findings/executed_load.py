@@ -46,6 +46,10 @@ def _add(into: dict[int, np.ndarray], width: int, rows: np.ndarray, cols: np.nda
         into.setdefault(r, np.zeros(width, np.int64))[c] += n
 
 
+def _windows(n: int) -> str:
+    return f"{n:,} window" + ("" if n == 1 else "s")
+
+
 class ExecutedLoad:
     """Reducer of finding ``executed_load`` (keyword arguments: ``[findings.executed_load]``).
 
@@ -142,7 +146,7 @@ class ExecutedLoad:
                     at = int(wins[int(np.argmax(counts))]) * self.window_ms
                     over.append(
                         f"{label} sent {peak:,} requests in the window of "
-                        f"{local(at, self.tz_offset_ms)} (limit {limit:,}; {n_over:,} windows over)"
+                        f"{local(at, self.tz_offset_ms)} (limit {limit:,}; {_windows(n_over)} over)"
                     )
         return numbers, peaks, over
 
@@ -195,7 +199,7 @@ class ExecutedLoad:
         ]
         causes[0] = causes[0].replace("% ", "% were ", 1)
         text = (
-            f"{int(hot.sum()):,} windows executed more snapshots than the cap of {cap:,}, the most "
+            f"{_windows(int(hot.sum()))} executed more snapshots than the cap of {cap:,}, the most "
             f"{peak:,} ({share:.0%} over, {when}); of the {total:,} snapshots over the cap, "
             + ", ".join(causes)
         )
