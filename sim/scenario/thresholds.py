@@ -59,6 +59,39 @@ class CapacityThresholds(Section):
     slots; the rest spill into later days and the backlog horizon grows)."""
 
 
+class LevellingThresholds(Section):
+    """``[findings.levelling]``: how far load levelling moved capped rows (finding
+    ``levelling``)."""
+
+    warn_p99: DurationMs = duration_default("1h")
+    """Warn when the p99 delay (due minus requested time) of ``normal`` rows reaches this. With
+    room a row moves by less than one 5-minute window; one hour is twelve full windows in a row,
+    a sixth of the shortest regular interval (6 h, reference §11.6)."""
+    fail_p99: DurationMs = duration_default("6h")
+    """Fail when the p99 delay of ``normal`` rows reaches this: the shortest regular interval
+    (6 h, §11.6), so the fastest videos lose a whole snapshot interval to levelling."""
+    warn_p99_archive: DurationMs = duration_default("1d")
+    """Warn when the p99 delay of ``archive`` rows reaches this: archive snapshots are weekly
+    (reference §13b), and a day is a seventh of that cadence; hours are expected, since one
+    dispatcher run gives every song the same target and the rows spill forward a cap at a
+    time (§13b step 2)."""
+    fail_p99_archive: DurationMs = duration_default("7d")
+    """Fail when the p99 delay of ``archive`` rows reaches this: a whole week, the archive
+    cadence (§13b), lost to levelling."""
+
+
+class ExecutedLoadThresholds(Section):
+    """``[findings.executed_load]``: snapshots executed per window against the cap, requests per
+    proxy against the rate limits (finding ``executed_load``)."""
+
+    warn_over_cap_share: float = Field(default=0.1, ge=0)
+    """Warn when a window executed more than the cap by this share of the cap (0.1: 10 %)."""
+    fail_over_cap_share: float = Field(default=1.0, ge=0)
+    """Fail when a window executed more than the cap by this share (1.0: twice the cap, the
+    bulk path's whole upstream budget of 200 requests of 30 videos per 5 min against the
+    deployed cap of 3000, reference §14.5). A proxy over its rate limit in a window fails too."""
+
+
 class FindingsSection(Section):
     """``[findings]``: one sub-table per finding."""
 
@@ -66,3 +99,5 @@ class FindingsSection(Section):
     lost_work: LostWorkThresholds = LostWorkThresholds()
     lateness: LatenessThresholds = LatenessThresholds()
     capacity: CapacityThresholds = CapacityThresholds()
+    levelling: LevellingThresholds = LevellingThresholds()
+    executed_load: ExecutedLoadThresholds = ExecutedLoadThresholds()

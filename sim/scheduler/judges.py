@@ -10,9 +10,27 @@ from __future__ import annotations
 from sim.cvsa.params import Params
 from sim.cvsa.profile import Switches
 from sim.metrics import Reducer
-from sim.metrics.findings import Capacity, LatenessAttribution, LostWork, RuleChecks, TickHealth
+from sim.metrics.findings import (
+    Capacity,
+    ExecutedLoad,
+    LatenessAttribution,
+    Levelling,
+    LostWork,
+    RuleChecks,
+    TickHealth,
+)
 from sim.scenario import Scenario
+from sim.units import Ms
+from sim.upstream.limiter import BULK_TASK_TIERS, PROVIDER_TIERS
+from sim.upstream.network import ALICLOUD, CF_WORKER, NATIVE, TASK_PROXIES
 from sim.world import World
+
+
+def per_window(tiers: tuple[tuple[Ms, int], ...], window_ms: Ms) -> int:
+    """Requests a limiter lets through per window at its sustained rate: its longest tier
+    (the binding one, 300 s, reference §14.5), scaled to the window length."""
+    period_ms, limit = max(tiers)
+    return limit * window_ms // period_ms
 
 
 def cvsa_finding_reducers(
@@ -30,6 +48,8 @@ def cvsa_finding_reducers(
     ``lost_work`` and ``lateness`` read rather than track the same rows twice; ``monitors``:
     the invariant monitors, whose verdicts ``rules`` reports)."""
     th, tz = scenario.findings, scenario.timezone
+    window_ms = params.window_ms
+    provider = per_window(PROVIDER_TIERS, window_ms)
     return [
         TickHealth(periods_ms, tz, **th.ticks.model_dump()),
         LostWork(lifecycle, tz, **th.lost_work.model_dump()),
@@ -43,5 +63,14 @@ def cvsa_finding_reducers(
             scenario.end_ms,
             tz,
             **th.capacity.model_dump(),
+        ),
+        Levelling(tz, window_ms, **th.levelling.model_dump()),
+        ExecutedLoad(
+            tz,
+            window_ms,
+            switches.window_cap,
+            dict.fromkeys((ALICLOUD, CF_WORKER, NATIVE), provider),
+            {p: per_window(BULK_TASK_TIERS, window_ms) for p in TASK_PROXIES["bulkSnapshot"]},
+            **th.executed_load.model_dump(),
         ),
     ]

@@ -14,13 +14,18 @@ lost_work  rows lost by cleanup, failed, lost, repeated     :mod:`.lost_work`
 lateness   executed minus due, split into its parts         :mod:`.lateness`
 rules      the invariant monitors: checked, set aside       :mod:`.rule_checks`
 capacity   capped demand per day against the windows       :mod:`.capacity`
+levelling  delay levelling adds to capped rows (§6.2)       :mod:`.levelling`
+executed_load  snapshots per window vs the cap; requests    :mod:`.executed_load`
+           per proxy vs the rate limits (§6.2, §14.2)
 =========  ==============================================  =====================================
 """
 
 from __future__ import annotations
 
 from sim.metrics.findings.capacity import Capacity
+from sim.metrics.findings.executed_load import ExecutedLoad
 from sim.metrics.findings.lateness import LatenessAttribution
+from sim.metrics.findings.levelling import Levelling
 from sim.metrics.findings.lost_work import LostWork
 from sim.metrics.findings.rule_checks import RuleChecks
 from sim.metrics.findings.tick_health import TickHealth
@@ -36,8 +41,10 @@ from sim.metrics.findings.verdicts import (
 
 __all__ = [
     "Capacity",
+    "ExecutedLoad",
     "Finding",
     "LatenessAttribution",
+    "Levelling",
     "LostWork",
     "RuleChecks",
     "Severity",
