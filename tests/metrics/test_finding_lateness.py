@@ -44,7 +44,7 @@ def test_the_parts_add_up_to_the_lateness_and_stay_ok_under_the_threshold() -> N
         for p in ("rebook", "tick", "queue", "backoff", "upstream")
     }
     assert parts == {"rebook": 0.0, "tick": 10.0, "queue": 5.0, "backoff": 2.0, "upstream": 1.5}
-    assert f.sentence.startswith("Snapshots ran on time (every type's p99 under 60s)")
+    assert f.sentence.startswith("Snapshots ran on time (every type's p99 under 1m)")
     assert _finding(log, warn_p99=10_000).severity is Severity.WARN
 
 

@@ -162,19 +162,16 @@ def local(ms: Ms, tz_offset_ms: Ms) -> str:
 
 
 def duration(ms: float) -> str:
-    """A duration as a person reads it: ``"350ms"``, ``"67s"``, ``"95m"``, ``"4.5h"``, ``"3d"``
-    (a unit is used up to twice the next one, so that 67 s is not "1.1m")."""
+    """A duration as a person reads it: ``"350ms"``, ``"67s"``, ``"95m"``, ``"1h"``, ``"4.5h"``,
+    ``"3d"``: the largest unit that fits, or the next smaller one below two of a unit unless
+    whole (67 s is not "1.1m", but 1 h is "1h")."""
     ms = round(ms)
     sign, ms = ("-" if ms < 0 else ""), abs(ms)
-    if ms < 1000:
-        return f"{sign}{ms}ms"
-    for unit, size, up_to in (
-        ("s", 1000, 120_000),
-        ("m", 60_000, 7_200_000),
-        ("h", 3_600_000, 172_800_000),
-        ("d", 86_400_000, None),
-    ):
-        if up_to is None or ms < up_to:
-            text = f"{ms / size:.1f}"
-            return sign + text.removesuffix(".0") + unit
-    raise AssertionError("unreachable")
+    units = (("d", 86_400_000), ("h", 3_600_000), ("m", 60_000), ("s", 1000))
+    for k, (unit, size) in enumerate(units):
+        if ms < size:
+            continue
+        if ms < 2 * size and ms % size and k + 1 < len(units):
+            unit, size = units[k + 1]
+        return sign + f"{ms / size:.1f}".removesuffix(".0") + unit
+    return f"{sign}{ms}ms"
