@@ -60,12 +60,13 @@ def findings_markdown(scenario: Scenario, manifest: dict[str, Any], summary: dic
     """The text of ``findings.md``."""
     fs = findings_in(summary)
     tz_ms = scenario.timezone
+    sha = str(manifest.get("event_log_sha256", ""))[:12]
     lines = [
         f"# {scenario.name}: findings",
         "",
         f"Profile `{scenario.profile}`, seed {scenario.seed}, "
-        f"{_instant(manifest, 'start')} → {_instant(manifest, 'end')}; "
-        f"event log `{str(manifest.get('event_log_sha256', ''))[:12]}`.",
+        f"{_instant(manifest, 'start')} → {_instant(manifest, 'end')}"
+        + (f"; event log `{sha}`." if sha else "."),
         "",
     ]
     if manifest.get("partial"):
