@@ -114,7 +114,7 @@ def test_report_html_opens_with_the_verdict_and_the_findings(report_run: Path) -
     metrics = html.index('<h2 id="metrics">')
     assert verdict < ticks < sentence < metrics
     section = html[ticks:metrics]
-    assert '<span class="badge ok">ok</span> Tick and queue health' in section
+    assert '<span class="badge sev-ok">ok</span> Tick and queue health' in section
     assert '<code>warn_queue_wait_s</code></td><td class="num">60</td>' in section
     iterations = f"{summary['findings.ticks.iterations']:,}"
     assert f'<code>iterations</code></td><td class="num">{iterations}</td>' in section
