@@ -182,6 +182,7 @@ def test_run_without_plots_writes_the_series_only(tmp_path: Path) -> None:
     doc = json.loads(output)
     assert sorted(Path(f).name for f in doc["files"]) == sorted(f"{t}.csv" for t in TABLES)
     assert {v["metric"] for v in doc["expect"]} == {"snapshots.total", "windows.max_reserved"}
+    assert doc["verdict"] == verdict_sentence(findings_in(doc["metrics"]))
     assert not (out / "report.html").exists()
     rows = list(csv.DictReader((out / "windows.csv").read_text().splitlines()))
     assert rows[0]["window_start"] == "2031-01-06T00:00+08:00"
