@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from sim.cli import cli
@@ -85,3 +87,68 @@ def test_exit_2_for_a_bad_condition(tmp_path: Path) -> None:
     )
     assert r.exit_code == 2
     assert "expect.snapshots.total must be a condition" in r.output
+
+
+def test_severity_conditions_compare_by_rank() -> None:
+    at_most_info = parse_condition("<= info")
+    assert [at_most_info.holds(s) for s in ("ok", "info", "warn", "fail")] == [
+        True,
+        True,
+        False,
+        False,
+    ]
+    assert parse_condition("== fail").holds("fail")
+    assert not parse_condition("!= fail").holds("fail")
+    assert parse_condition("> ok").holds("warn")
+    assert parse_condition("between info and warn").holds("warn")
+    assert not parse_condition("between info and warn").holds("ok")
+    # a severity is not a number, nor a number a severity
+    assert not at_most_info.holds(0)
+    assert not parse_condition("< 5").holds("ok")
+    assert parse_condition("< 5").holds(True)  # a flag is 1, as before
+
+
+@pytest.mark.parametrize(
+    ("condition", "word"),
+    [("<= infoo", "infoo"), ("== pass", "pass"), ("between ok and bad", "bad")],
+)
+def test_an_unknown_severity_word_fails_at_load(condition: str, word: str) -> None:
+    expected = f"must compare with a severity: ok, info, warn or fail (got {word!r}"
+    with pytest.raises(ValueError, match=re.escape(expected)):
+        ExpectSection.model_validate({"findings.capacity.severity": condition})
+
+
+def test_check_gates_on_a_findings_severity(tmp_path: Path) -> None:
+    def check(condition: str) -> tuple[int, str]:
+        r = CliRunner().invoke(
+            cli,
+            [
+                "check",
+                str(DATA / "small.toml"),
+                "-q",
+                "--json",
+                "--out",
+                str(tmp_path),
+                *SHORT,
+                "--set",
+                f'expect."findings.ticks.severity"="{condition}"',
+            ],
+        )
+        return r.exit_code, r.output
+
+    code, out = check("<= info")
+    assert code == 0, out
+    verdict = next(
+        v for v in json.loads(out)["scenarios"]["small"] if v["metric"] == "findings.ticks.severity"
+    )
+    assert verdict == {
+        "metric": "findings.ticks.severity",
+        "condition": "<= info",
+        "value": "ok",
+        "passed": True,
+    }
+    code, out = check("> ok")
+    assert code == 99, out
+    code, out = check("<= infoo")
+    assert code == 2
+    assert "expect.findings.ticks.severity must compare with a severity" in out

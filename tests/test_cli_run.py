@@ -100,10 +100,16 @@ def test_ctrl_c_leaves_a_valid_partial_report(tmp_path: Path, reducers: str) -> 
     )
     wait_for_progress(proc, timeout_s=120)  # the run is under way: virtual time has moved
     os.killpg(proc.pid, signal.SIGINT)  # as a terminal's Ctrl-C does
-    _, err = proc.communicate(timeout=60)
+    stdout, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err.decode()
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["partial"] is True
+    # the findings say so above their table, on the terminal and in findings.md
+    end = manifest["end"].replace(".000", "")
+    said = f"PARTIAL run: the findings cover the simulated time up to {end} only."
+    assert said in stdout.decode()
+    assert stdout.decode().index(said) < stdout.decode().index("Findings")
+    assert f"> **Partial run**: interrupted at {end};" in (out / "findings.md").read_text()
     assert manifest["reducers"]["where"] == reducers
     assert 0 < manifest["simulated_seconds"] < 30 * 86_400
     with SavedLog(out / "events.simlog") as saved:

@@ -84,10 +84,12 @@ def _print(result: Any, show_all: bool) -> None:
     from rich.table import Table
 
     from sim.report.compare import metric_cell
+    from sim.report.findings_term import print_changes
 
     console = Console()
     if not console.is_terminal:  # a log or a pipe: keep metric names whole
         console = Console(width=160)
+    print_changes(console, result.findings)
     rows = result.rows if show_all else result.changed()
     table = Table(title=f"A = {result.a['dir']}   B = {result.b['dir']}")
     for col in ("metric", "A", "B", "delta", "delta %", "change"):

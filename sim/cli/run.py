@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -17,6 +18,9 @@ from sim.cli.common import (
 )
 from sim.cli.exits import EXIT_INTERRUPTED
 from sim.cli.progress import Progress
+from sim.metrics.findings.verdicts import findings_in
+from sim.report.findings_term import print_findings
+from sim.report.findings_view import verdict_line
 from sim.runner import RunOptions, run_scenario
 from sim.scenario.expect import evaluate
 
@@ -115,6 +119,7 @@ def run(
         ]
         doc = {
             "manifest": m,
+            "verdict": verdict_line(findings_in(result.metrics)),
             "metrics": result.metrics,
             "expect": verdicts,
             "files": [str(p) for p in result.files],
@@ -129,5 +134,15 @@ def run(
             f"event log sha256 {m['event_log_sha256']}\n"
             f"report: {out / 'report.html' if not no_plots else str(out) + '/'}"
         )
+        _print_findings(result.metrics, result.partial, str(m.get("end", "")).replace(".000", ""))
     if result.partial:
         sys.exit(EXIT_INTERRUPTED)
+
+
+def _print_findings(summary: dict[str, Any], partial: bool, end: str) -> None:
+    from rich.console import Console
+
+    console = Console()
+    if not console.is_terminal:  # a log or a pipe: keep each sentence on few lines
+        console = Console(width=160)
+    print_findings(console, findings_in(summary), partial_end=end if partial else "")

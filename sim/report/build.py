@@ -24,6 +24,7 @@ from sim.report.milestone_tracking import GroundTruth, MilestoneTracking
 from sim.report.proxies import ProxyRequests
 from sim.report.run_files import (
     EVENTS_FILE,
+    as_saved,
     read_manifest,
     read_scenario,
     read_summary,
@@ -128,6 +129,7 @@ def draw_report(
     from sim.report.plots import PlotContext
 
     tables = read_tables(out_dir, list(TABLES))
+    summary = as_saved(summary)
     ctx = PlotContext.of(scenario, manifest)
     pngs = draw_run(out_dir, tables, ctx)
     page = write_html(out_dir / REPORT_FILE, scenario, manifest, summary, pngs, tables)
@@ -157,11 +159,16 @@ def report_from_log(run_dir: Path) -> list[Path]:
 
 
 def redraw(run_dir: Path, *, from_log: bool | None = None) -> list[Path]:
-    """``sim plot``: from the saved log when there is one (or ``from_log``), else the CSVs."""
+    """``sim plot``: from the saved log when there is one (or ``from_log``), else the CSVs;
+    ``findings.md`` is rewritten too (from the summary)."""
+    from sim.report.findings_md import write_findings_md
+
     use_log = (run_dir / EVENTS_FILE).exists() if from_log is None else from_log
-    if use_log:
-        return report_from_log(run_dir)
     scenario = read_scenario(run_dir)
     manifest = read_manifest(run_dir)
     summary = read_summary(run_dir)
-    return draw_report(run_dir, scenario, manifest, summary)
+    if use_log:
+        paths = report_from_log(run_dir)
+    else:
+        paths = draw_report(run_dir, scenario, manifest, summary)
+    return [*paths, write_findings_md(run_dir, scenario, manifest, summary)]

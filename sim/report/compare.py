@@ -32,6 +32,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from sim.report.findings_view import SeverityChange, changes_lines, severity_changes
 from sim.report.overlay import draw_overlay
 from sim.report.run_files import read_manifest, read_summary
 from sim.report.tables import Table, to_csv, write_atomic
@@ -232,6 +233,9 @@ class Comparison:
     files: list[Path]
     notes: list[str] = field(default_factory=list)
     """What could not be done (e.g. the overlay of a run without CSV series)."""
+    findings: list[SeverityChange] = field(default_factory=list)
+    """The findings whose severity changed from A to B, worse first (what a comparison opens
+    with)."""
 
     @property
     def passed(self) -> bool:
@@ -254,7 +258,8 @@ class Comparison:
             delta = "" if r.delta is None else f"{r.delta:+,.6g}"
             cells.append((r.metric, metric_cell(r.a), metric_cell(r.b), delta, pct, r.change))
         widths = [max(len(c[i]) for c in cells) for i in range(6)]
-        lines = [
+        lines = [*changes_lines(self.findings), ""]
+        lines += [
             "  ".join(
                 c.ljust(w) if i in (0, 5) else c.rjust(w)
                 for i, (c, w) in enumerate(zip(row, widths, strict=True))
@@ -272,6 +277,16 @@ class Comparison:
             "a": self.a,
             "b": self.b,
             "passed": self.passed,
+            "findings_changed": [
+                {
+                    "id": c.id,
+                    "a": c.a and c.a.value,
+                    "b": c.b and c.b.value,
+                    "sentence_a": c.sentence_a,
+                    "sentence_b": c.sentence_b,
+                }
+                for c in self.findings
+            ],
             "tolerances": [asdict(v) for v in self.verdicts],
             "metrics": [asdict(r) for r in self.rows],
             "files": [str(p) for p in self.files],
@@ -296,7 +311,7 @@ def compare_runs(
     verdicts = [v for tol in tolerances for v in check(tol, a, b)]
     facts_a = _run_facts(a_dir, read_manifest(a_dir))
     facts_b = _run_facts(b_dir, read_manifest(b_dir))
-    result = Comparison(facts_a, facts_b, rows, verdicts, [])
+    result = Comparison(facts_a, facts_b, rows, verdicts, [], findings=severity_changes(a, b))
     if out_dir is not None:
         result.files = write_comparison(result, a_dir, b_dir, out_dir)
     return result

@@ -9,6 +9,8 @@ the runner: the runner takes the names and the writer from here.
   (byte-identical for the same scenario and seed);
 * ``scenario.json``: the validated scenario with every ``--set`` applied, from which a reader
   rebuilds what the run used;
+* ``findings.md``: the verdict and the findings in Markdown (:mod:`sim.report.findings_md`),
+  read from the summary;
 * ``events.simlog``: the event log, when the run saved it (``--save-events``).
 """
 
@@ -33,11 +35,22 @@ def _write_json(path: Path, doc: Any) -> None:
 def write_run_files(
     out_dir: Path, manifest: dict[str, Any], summary: dict[str, Any], scenario: Scenario
 ) -> None:
-    """Write ``manifest.json``, ``summary.json`` and ``scenario.json`` into ``out_dir``."""
+    """Write ``manifest.json``, ``summary.json``, ``scenario.json`` and ``findings.md`` into
+    ``out_dir``."""
+    from sim.report.findings_md import write_findings_md
+
     out_dir.mkdir(parents=True, exist_ok=True)
     _write_json(out_dir / MANIFEST_FILE, manifest)
     _write_json(out_dir / SUMMARY_FILE, summary)
     _write_json(out_dir / SCENARIO_FILE, scenario.model_dump(mode="json", by_alias=True))
+    write_findings_md(out_dir, scenario, manifest, as_saved(summary))
+
+
+def as_saved(summary: dict[str, Any]) -> dict[str, Any]:
+    """``summary`` as ``summary.json`` holds it (keys sorted, tuples as lists, numpy scalars as
+    numbers): what is drawn from the live metrics comes out as from the file."""
+    doc: dict[str, Any] = json.loads(json.dumps(summary, sort_keys=True))
+    return doc
 
 
 def read_json(path: Path) -> Any:

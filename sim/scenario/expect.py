@@ -8,8 +8,12 @@ condition::
     "windows.max_reserved" = "<= 1000"
     "invariants.window_cap.violations" = "== 0"
     "cleanup.deleted" = "between 0 and 50"
+    "findings.capacity.severity" = "<= info"
 
-Conditions are parsed and checked at load, so a typo fails before anything runs.
+A condition whose bound is a severity word (``ok``, ``info``, ``warn``, ``fail``) compares a
+finding's severity by rank, ok < info < warn < fail (:class:`~sim.metrics.findings.Severity`):
+``"<= info"`` holds for ok and info. Conditions are parsed and checked at load, so a typo
+(``"<= infoo"``) fails before anything runs.
 """
 
 from __future__ import annotations
@@ -23,6 +27,8 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, RootModel
 
+from sim.metrics.findings.verdicts import Severity
+
 _OPS: dict[str, Callable[[float, float], bool]] = {
     "<": operator.lt,
     "<=": operator.le,
@@ -34,6 +40,12 @@ _OPS: dict[str, Callable[[float, float], bool]] = {
 _NUMBER = r"[-+]?(?:\d[\d_]*(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
 _COMPARE = re.compile(rf"\s*(<=|>=|==|!=|<|>)\s*({_NUMBER})\s*")
 _BETWEEN = re.compile(rf"\s*between\s+({_NUMBER})\s+and\s+({_NUMBER})\s*", re.IGNORECASE)
+_WORD = r"[A-Za-z][A-Za-z_-]*"
+_COMPARE_WORD = re.compile(rf"\s*(<=|>=|==|!=|<|>)\s*({_WORD})\s*")
+_BETWEEN_WORDS = re.compile(rf"\s*between\s+({_WORD})\s+and\s+({_WORD})\s*", re.IGNORECASE)
+_WORDS = [s.value for s in Severity]
+SEVERITY_WORDS = ", ".join(_WORDS[:-1]) + " or " + _WORDS[-1]
+"""``ok, info, warn or fail``: the words a severity condition accepts, best first."""
 _NAME = re.compile(r"[A-Za-z0-9_]+(\.[A-Za-z0-9_-]+)+")
 
 
@@ -45,18 +57,49 @@ class Condition:
     op: str
     bound: float
     upper: float | None = None
+    severity: bool = False
+    """The bounds are severity ranks: the value is a severity word, compared by its rank."""
 
-    def holds(self, value: float) -> bool:
-        if isinstance(value, float) and math.isnan(value):
+    def holds(self, value: Any) -> bool:
+        """Whether ``value`` (a metric) meets the condition; a value of the wrong kind (a
+        severity for a number, a number or a list for a severity) does not."""
+        x: float
+        if self.severity:
+            if not (isinstance(value, str) and value in _WORDS):
+                return False
+            x = Severity(value).rank
+        elif isinstance(value, int | float):  # bool too: True is 1
+            x = float(value)
+        else:
+            return False
+        if math.isnan(x):
             return False
         if self.op == "between":
             assert self.upper is not None
-            return self.bound <= value <= self.upper
-        return _OPS[self.op](value, self.bound)
+            return self.bound <= x <= self.upper
+        return _OPS[self.op](x, self.bound)
+
+
+def _rank(word: str, text: str) -> float:
+    try:
+        return float(Severity(word.lower()).rank)
+    except ValueError:
+        raise ValueError(
+            f"must compare with a severity: {SEVERITY_WORDS} (got {word!r} in {text!r})"
+        ) from None
 
 
 def parse_condition(text: str) -> Condition:
-    """``"< 5"`` -> Condition; raises ValueError saying what is accepted."""
+    """``"< 5"`` or ``"<= info"`` -> Condition; raises ValueError saying what is accepted."""
+    m = _COMPARE_WORD.fullmatch(text)
+    if m:
+        return Condition(text.strip(), m.group(1), _rank(m.group(2), text), severity=True)
+    m = _BETWEEN_WORDS.fullmatch(text)
+    if m:
+        lo, hi = (_rank(g, text) for g in m.groups())
+        if lo > hi:
+            raise ValueError(f"must have its lower bound first (got {text!r})")
+        return Condition(text.strip(), "between", lo, hi, severity=True)
     m = _COMPARE.fullmatch(text)
     if m:
         return Condition(text.strip(), m.group(1), float(m.group(2).replace("_", "")))
@@ -67,7 +110,8 @@ def parse_condition(text: str) -> Condition:
             raise ValueError(f"must have its lower bound first (got {text!r})")
         return Condition(text.strip(), "between", lo, hi)
     raise ValueError(
-        f"must be a condition such as '< 5', '<= 1000', '== 0' or 'between 1 and 3' (got {text!r})"
+        "must be a condition such as '< 5', '<= 1000', '== 0', 'between 1 and 3' or, on a "
+        f"finding's severity, '<= info' (got {text!r})"
     )
 
 
@@ -114,8 +158,5 @@ def evaluate(expect: ExpectSection, metrics: dict[str, Any]) -> list[Verdict]:
             out.append(Verdict(name, cond.text, None, False, missing=True))
             continue
         value = metrics[name]
-        ok = isinstance(value, int | float) and not isinstance(value, bool) and cond.holds(value)
-        if isinstance(value, bool):
-            ok = cond.holds(float(value))
-        out.append(Verdict(name, cond.text, value, ok))
+        out.append(Verdict(name, cond.text, value, cond.holds(value)))
     return out

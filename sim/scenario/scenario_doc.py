@@ -229,7 +229,9 @@ def _special() -> list[str]:
         "",
         "Keys are metric names from `summary.json` (quote them: they contain dots); values are "
         '`"< 5"`, `"<= 1000"`, `"== 0"`, `"!= 0"`, `">= 1"` or `"between 0 and 50"`. '
-        "`sim check` exits 99 when one fails.",
+        "A finding's severity (`findings.<id>.severity`) is compared by rank with a severity "
+        'word, ok < info < warn < fail: `"findings.capacity.severity" = "<= info"` holds for '
+        "ok and info; an unknown word fails at load. `sim check` exits 99 when one fails.",
         "",
     ]
 

@@ -103,6 +103,7 @@ def test_compare_passes_a_run_against_itself(report_run: Path, tmp_path: Path) -
     doc = json.loads(out)
     assert doc["passed"] is True
     assert {m["change"] for m in doc["metrics"]} == {"same"}
+    assert doc["findings_changed"] == []
     assert sorted(Path(f).name for f in doc["files"]) == [
         "comparison.csv",
         "comparison.json",
@@ -128,6 +129,37 @@ def test_compare_flags_a_regression_with_exit_99(
     assert verdict["reason"] == "did not move in the bad direction"
     code, out = sim(*args, "--tolerance", "windows.max_count=5%")  # a lower peak is better
     assert code == 0, out
+
+
+def test_compare_opens_with_the_findings_whose_severity_changed(
+    report_run: Path, tmp_path: Path
+) -> None:
+    code, out = sim("compare", str(report_run), str(report_run), "--out", str(tmp_path / "same"))
+    assert code == 0, out
+    assert out.startswith("Findings: no finding changed severity.\n")
+    other = shutil.copytree(report_run, tmp_path / "warn")
+    summary = json.loads((other / "summary.json").read_text())
+    before = summary["findings.ticks.sentence"]
+    summary["findings.ticks.severity"] = "warn"
+    summary["findings.ticks.sentence"] = "Ticks fell behind [by a lot]."
+    (other / "summary.json").write_text(json.dumps(summary))
+    code, out = sim("compare", str(report_run), str(other), "--out", str(tmp_path / "c"))
+    assert code == 0, out
+    assert out.startswith("Findings whose severity changed")
+    row = next(line for line in out.splitlines() if "ticks" in line)
+    assert [c.strip() for c in row.split("│")[1:4]] == ["ticks", "ok", "warn"]
+    assert out.index("A: " + before[:40]) < out.index("B: Ticks fell behind [by a lot].")
+    assert out.index("B: Ticks fell behind") < out.index("findings.ticks.severity")
+    code, out = sim("compare", str(report_run), str(other), "--json", "--out", str(tmp_path / "j"))
+    assert json.loads(out)["findings_changed"] == [
+        {
+            "id": "ticks",
+            "a": "ok",
+            "b": "warn",
+            "sentence_a": before,
+            "sentence_b": "Ticks fell behind [by a lot].",
+        }
+    ]
 
 
 def test_compare_without_series_skips_the_overlay_only(report_run: Path, tmp_path: Path) -> None:

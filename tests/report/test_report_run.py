@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from sim.metrics.findings import findings_in, verdict_sentence
 from sim.report import TABLES, crossings_for, read_tables
 from sim.report.figures import RUN_FIGURES
 from sim.report.run_files import read_scenario
@@ -20,7 +21,7 @@ from sim.units import HOUR_MS
 from tests.report.conftest import sim
 
 PNGS = [name for name, _, _ in RUN_FIGURES]
-REPORT = [*(f"{t}.csv" for t in TABLES), *PNGS, "report.html"]
+REPORT = [*(f"{t}.csv" for t in TABLES), *PNGS, "report.html", "findings.md"]
 TYPES = ("new", "milestone", "normal", "archive")
 
 
@@ -102,6 +103,27 @@ def test_report_html_holds_every_metric_plot_and_threshold(report_run: Path) -> 
     assert "Partial run" not in html
 
 
+def test_report_html_opens_with_the_verdict_and_the_findings(report_run: Path) -> None:
+    """The verdict, then each finding (sentence, numbers, thresholds, mechanism, its plots),
+    all before the metric list; the metric list keeps every name."""
+    html = (report_run / "report.html").read_text()
+    summary = json.loads((report_run / "summary.json").read_text())
+    verdict = html.index(f"<b>Verdict.</b> {verdict_sentence(findings_in(summary))}")
+    ticks = html.index('id="finding-ticks"')
+    sentence = html.index(summary["findings.ticks.sentence"], ticks)
+    metrics = html.index('<h2 id="metrics">')
+    assert verdict < ticks < sentence < metrics
+    section = html[ticks:metrics]
+    assert '<span class="badge sev-ok">ok</span> Tick and queue health' in section
+    assert '<code>warn_queue_wait_s</code></td><td class="num">60</td>' in section
+    iterations = f"{summary['findings.ticks.iterations']:,}"
+    assert f'<code>iterations</code></td><td class="num">{iterations}</td>' in section
+    assert summary["findings.ticks.mechanism"] in section
+    load_png = base64.b64encode((report_run / "load.png").read_bytes()).decode()
+    assert load_png in section  # the plot the finding names, embedded under it
+    assert '<a href="#load"><code>load.png</code></a>' in section
+
+
 def test_plot_recomputes_byte_identical_files_from_saved_events(
     report_run: Path, tmp_path: Path
 ) -> None:
@@ -120,7 +142,7 @@ def test_plot_without_saved_events_redraws_from_the_csv_files(
 ) -> None:
     run = shutil.copytree(report_run, tmp_path / "run")
     (run / "events.simlog").unlink()
-    drawn = [*PNGS, "report.html"]
+    drawn = [*PNGS, "report.html", "findings.md"]
     before = _bytes(run, drawn)
     for name in drawn:
         (run / name).unlink()
@@ -160,6 +182,7 @@ def test_run_without_plots_writes_the_series_only(tmp_path: Path) -> None:
     doc = json.loads(output)
     assert sorted(Path(f).name for f in doc["files"]) == sorted(f"{t}.csv" for t in TABLES)
     assert {v["metric"] for v in doc["expect"]} == {"snapshots.total", "windows.max_reserved"}
+    assert doc["verdict"] == verdict_sentence(findings_in(doc["metrics"]))
     assert not (out / "report.html").exists()
     rows = list(csv.DictReader((out / "windows.csv").read_text().splitlines()))
     assert rows[0]["window_start"] == "2031-01-06T00:00+08:00"
