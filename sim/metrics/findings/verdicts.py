@@ -163,15 +163,15 @@ def local(ms: Ms, tz_offset_ms: Ms) -> str:
 
 def duration(ms: float) -> str:
     """A duration as a person reads it: ``"350ms"``, ``"67s"``, ``"95m"``, ``"1h"``, ``"4.5h"``,
-    ``"3d"``: the largest unit that fits, or the next smaller one below two of a unit unless
-    whole (67 s is not "1.1m", but 1 h is "1h")."""
+    ``"3d"``: the largest unit that fits, or below two of it, unless whole, the next smaller
+    one while under 100 of those (67 s is not "1.1m", 1 h is "1h", 119.9 min is "2h")."""
     ms = round(ms)
     sign, ms = ("-" if ms < 0 else ""), abs(ms)
     units = (("d", 86_400_000), ("h", 3_600_000), ("m", 60_000), ("s", 1000))
     for k, (unit, size) in enumerate(units):
         if ms < size:
             continue
-        if ms < 2 * size and ms % size and k + 1 < len(units):
+        if ms < 2 * size and ms % size and k + 1 < len(units) and ms < 100 * units[k + 1][1]:
             unit, size = units[k + 1]
         return sign + f"{ms / size:.1f}".removesuffix(".0") + unit
     return f"{sign}{ms}ms"
