@@ -24,7 +24,7 @@ from sim.engine import Engine, Job, JobScheduler, Queue
 from sim.events.cvsa_kinds import JobTimed, QueryCounts
 from sim.metrics import Reducer
 from sim.metrics.cvsa import cvsa_reducers
-from sim.metrics.invariants import cvsa_invariant_reducers
+from sim.metrics.invariants import cvsa_invariant_reducers, run_truth
 from sim.ports import Counter, LockManager, Store, UpstreamApi, WindowCounter
 from sim.rng import RandomStreams
 from sim.scenario import Scenario
@@ -245,17 +245,19 @@ class CvsaModel:
 
     def reducers(self) -> list[Reducer]:
         sc = self.scenario
+        # The world's answers (crossings, songs, availability) are built once, for the invariant
+        # monitors and the findings alike: the crossings bisect every video's curve.
+        truth = run_truth(self.world, sc.start_ms, sc.end_ms, sc.scheduler.history)
         return [
             *cvsa_reducers(),
-            *cvsa_invariant_reducers(
-                self.switches, self.world, sc.start_ms, sc.end_ms, sc.scheduler.history
-            ),
+            *cvsa_invariant_reducers(self.switches, truth),
             *cvsa_finding_reducers(
                 sc,
                 self.ctx.params,
                 self.switches,
                 self.world,
                 {name: every for name, every, _, _ in periodic_jobs(self.ctx.params)},
+                truth,
             ),
         ]
 

@@ -10,11 +10,15 @@ as for the invariant monitors. docs/report.md "Findings" documents each one.
 id         judges                                          module
 =========  ==============================================  =====================================
 ticks      periodic jobs keep their periods; queue wait     :mod:`.tick_health`
+milestones tracked songs' milestone crossings captured      :mod:`.milestones`
+staleness  no available song waits past the interval bound  :mod:`.staleness`
 =========  ==============================================  =====================================
 """
 
 from __future__ import annotations
 
+from sim.metrics.findings.milestones import MilestoneFinding
+from sim.metrics.findings.staleness import Staleness
 from sim.metrics.findings.tick_health import TickHealth
 from sim.metrics.findings.verdicts import (
     Finding,
@@ -28,7 +32,9 @@ from sim.metrics.findings.verdicts import (
 
 __all__ = [
     "Finding",
+    "MilestoneFinding",
     "Severity",
+    "Staleness",
     "TickHealth",
     "finding_metrics",
     "findings_in",
