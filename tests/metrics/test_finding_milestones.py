@@ -9,12 +9,14 @@ import numpy as np
 
 from sim.metrics.findings import Finding, MilestoneFinding, Severity, findings_in
 from sim.metrics.invariants import MilestoneCapture, RunTruth, Unavailability
+from sim.testing.runs import Video, run_model
 from sim.units import HOUR_MS, MINUTE_MS, SECOND_MS
 from sim.world.truth import Crossings
-from tests.metrics.loglib import T0, Log
+from tests.metrics.loglib import T0, Log, reduce_recorded
 
 TZ = 8 * HOUR_MS
 M = 100_000
+A, B = 10_000_019, 10_048_630
 
 Row = tuple[int, int, bool, bool]
 """(aid, crossing instant, tracked, known before the run)."""
@@ -57,9 +59,11 @@ def test_every_tracked_crossing_captured_untracked_misses_are_info() -> None:
     log.ended(T0 + 5 * HOUR_MS)  # 3 was never snapshotted: a non-song, not followed
     f = _finding(log, rows, cuts=(2,))
     assert f.severity is Severity.INFO
-    assert f.numbers["tracked"] == 2 and f.numbers["tracked_captured"] == 2
+    assert f.numbers["tracked"] == 2
+    assert f.numbers["tracked_captured"] == 2
     assert f.numbers["tracked_missed"] == 0
-    assert f.numbers["latency_p50_s"] == 12.0 and f.numbers["latency_max_s"] == 20.0
+    assert f.numbers["latency_p50_s"] == 12.0
+    assert f.numbers["latency_max_s"] == 20.0
     assert f.numbers["bracket_p50_s"] == 87.0
     assert (f.numbers["untracked"], f.numbers["untracked_missed"]) == (1, 1)
     assert f.numbers["untracked_missed.never_candidate"] == 1
@@ -68,7 +72,8 @@ def test_every_tracked_crossing_captured_untracked_misses_are_info() -> None:
         "p99 19.8s, max 20s; bracket p99 2.3m); 1 crossing of non-songs, which the design "
         "does not track (info): 0 captured anyway, 1 not followed (never candidate: 1)."
     )
-    assert f.examples[0]["aid"] == 2 and f.examples[0]["type"] == "normal"
+    assert f.examples[0]["aid"] == 2
+    assert f.examples[0]["type"] == "normal"
     assert f.examples[0]["crossed"] == "2031-01-06T02:00:00+08:00"
     assert f.examples[-1] == {
         "aid": 3,
@@ -180,3 +185,42 @@ def test_the_invariant_counts_untracked_misses_apart() -> None:
     assert out["invariants.missed_milestones.untracked"] == 1
     assert out["invariants.missed_milestones.checked"] == 1
     assert out["milestones.tracked"] == 1
+
+
+def test_a_model_run_captures_the_approaching_song_and_misses_the_jump() -> None:
+    """On the scheduler itself: a song approaching 100k at 2k/h is a candidate and captured; a
+    song that jumps from 50k to 150k was never near, so no milestone row existed for it."""
+    approacher = Video(
+        A,
+        published_ms=T0 - 30 * 24 * HOUR_MS,
+        views=lambda t: 90_000 + 2_000 * (t - T0) // HOUR_MS,
+        history=[(T0 - HOUR_MS, 88_000), (T0, 90_000)],
+    )
+    jump = Video(
+        B,
+        published_ms=T0 - 30 * 24 * HOUR_MS,
+        views=lambda t: 50_000 if t < T0 + 2 * HOUR_MS else 150_000,
+        history=[(T0 - 24 * HOUR_MS, 50_000), (T0, 50_000)],
+    )
+    crossed_a = T0 + 5 * HOUR_MS  # 90k + 2k/h reaches 100k after exactly 5 h
+    assert approacher.views(crossed_a) == M
+    assert approacher.views(crossed_a - 1) < M
+    run = run_model([approacher, jump], until="8h")
+    rows = [(B, T0 + 2 * HOUR_MS, True, True), (A, crossed_a, True, True)]
+    reducer = MilestoneFinding(
+        _truth(rows),
+        TZ,
+        capture_target=HOUR_MS,
+        warn_latency_p99=10 * MINUTE_MS,
+        warn_bracket_p99=72 * MINUTE_MS,
+        fail_missed=1,
+    )
+    (f,) = findings_in(reduce_recorded([reducer], run.recorder))
+    assert f.severity is Severity.FAIL
+    assert (f.numbers["tracked"], f.numbers["tracked_captured"]) == (2, 1)
+    assert f.numbers["missed.never_candidate"] == 1
+    assert f.examples[0]["aid"] == B
+    assert f.examples[0]["cause"] == "never_candidate"
+    assert f.examples[1]["aid"] == A
+    assert f.examples[1]["type"] == "milestone"
+    assert f.numbers["latency_max_s"] < 60  # the geometric approach: seconds, not minutes

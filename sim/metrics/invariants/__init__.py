@@ -9,8 +9,9 @@ are pure (no I/O), deterministic and streaming: their state is keyed by live sch
 jobs, songs or milestone crossings, and what finishes is dropped.
 
 What the log cannot tell is passed to the constructors: the window cap and two behaviour switches
-of the run (:func:`invariant_reducers`), the initial catalogue's songs and the milestone ground
-truth of the world (:func:`cvsa_invariant_reducers`).
+of the run (:func:`invariant_reducers`), the initial catalogue's songs, the milestone ground
+truth and the videos' availability (:class:`RunTruth`, read from the world once per run by
+:func:`run_truth` and shared with the findings; :func:`cvsa_invariant_reducers`).
 
 The invariants and the precise rules
 ====================================
@@ -81,7 +82,11 @@ The invariants and the precise rules
     latest history snapshot, or the run start) and those of ``SongClassified`` (from the
     classification instant). A violation is a gap longer than the bound between consecutive
     snapshots, or from that baseline to the first snapshot, or an open gap at the end of the log
-    (``open: true``).
+    (``open: true``). Not violations, counted apart: ``unavailable`` -- over-bound gaps of a song
+    that was deleted, hidden or under review at some instant of the gap (constructor argument
+    ``unavailable``, the world's availability): the API answers with a code, not views, so
+    nothing could snapshot it (§9, §16.12). ``max_gap_s`` is the longest gap of an available
+    song.
 
 ``missed_milestones`` (:class:`MilestoneCapture`)
     Ground truth (``World.crossings``: aid, milestone M, first instant t* with views >= M) is a
@@ -89,6 +94,10 @@ The invariants and the precise rules
     reading views >= M; it is *missed* when no such snapshot comes by ``t* + bound_ms`` (judged
     once the log has passed that instant; crossings whose deadline the log has not passed are
     ``undecided``). Crossings of hidden videos (``visible`` false) are not judged (``hidden``).
+    Only crossings of *tracked* videos (constructor argument ``tracked``: a song at the crossing,
+    ``RunTruth.tracked``) are violations; the design never promises to follow a non-song, whose
+    missed crossings are counted apart (``untracked``); ``checked`` counts the tracked crossings
+    judged. Finding ``milestones`` explains each miss.
     Also reported: ``milestones.crossed``, ``milestones.captured``, the capture latency
     (``milestones.capture_latency.*_s``, every capture however late) and the bracket width
     (``milestones.bracket_width.*_s``: the capturing snapshot minus the last logged snapshot below
