@@ -24,7 +24,7 @@ from sim.engine import Engine, Job, JobScheduler, Queue
 from sim.events.cvsa_kinds import JobTimed, QueryCounts
 from sim.metrics import Reducer
 from sim.metrics.cvsa import SnapshotMetrics, cvsa_reducers
-from sim.metrics.invariants import LifecycleInvariants, cvsa_invariant_reducers
+from sim.metrics.invariants import LifecycleInvariants, cvsa_invariant_reducers, run_truth
 from sim.ports import Counter, LockManager, Store, UpstreamApi, WindowCounter
 from sim.rng import RandomStreams
 from sim.scenario import Scenario
@@ -245,9 +245,10 @@ class CvsaModel:
 
     def reducers(self) -> list[Reducer]:
         sc = self.scenario
-        invariants = cvsa_invariant_reducers(
-            self.switches, self.world, sc.start_ms, sc.end_ms, sc.scheduler.history
-        )
+        # The world's answers (crossings, songs, availability) are built once, for the invariant
+        # monitors and the findings alike: the crossings bisect every video's curve.
+        truth = run_truth(self.world, sc.start_ms, sc.end_ms, sc.scheduler.history)
+        invariants = cvsa_invariant_reducers(self.switches, truth)
         lifecycle = next(r for r in invariants if isinstance(r, LifecycleInvariants))
         metrics = cvsa_reducers()
         snapshots = next(r for r in metrics if isinstance(r, SnapshotMetrics))
@@ -263,6 +264,7 @@ class CvsaModel:
                 lifecycle,
                 snapshots,
                 invariants,
+                truth,
             ),
         ]
 

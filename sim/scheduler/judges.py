@@ -16,9 +16,12 @@ from sim.metrics.findings import (
     LatenessAttribution,
     Levelling,
     LostWork,
+    MilestoneFinding,
     RuleChecks,
+    Staleness,
     TickHealth,
 )
+from sim.metrics.invariants import RunTruth
 from sim.scenario import Scenario
 from sim.units import Ms
 from sim.upstream.limiter import BULK_TASK_TIERS, PROVIDER_TIERS
@@ -42,11 +45,13 @@ def cvsa_finding_reducers(
     lifecycle: Reducer,
     snapshots: Reducer,
     monitors: list[Reducer],
+    truth: RunTruth,
 ) -> list[Reducer]:
     """Every finding of a CVSA run (``periods_ms``: each periodic job's period; ``lifecycle``
     and ``snapshots``: the run's lifecycle monitor and snapshot metrics, whose results
     ``lost_work`` and ``lateness`` read rather than track the same rows twice; ``monitors``:
-    the invariant monitors, whose verdicts ``rules`` reports)."""
+    the invariant monitors, whose verdicts ``rules`` reports; ``truth``: the world's crossings,
+    songs and availability, built once for the invariants and the findings)."""
     th, tz = scenario.findings, scenario.timezone
     window_ms = params.window_ms
     provider = per_window(PROVIDER_TIERS, window_ms)
@@ -73,4 +78,6 @@ def cvsa_finding_reducers(
             {p: per_window(BULK_TASK_TIERS, window_ms) for p in TASK_PROXIES["bulkSnapshot"]},
             **th.executed_load.model_dump(),
         ),
+        MilestoneFinding(truth, tz, **th.milestones.model_dump()),
+        Staleness(truth, tz, **th.staleness.model_dump()),
     ]

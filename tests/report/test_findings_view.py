@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -156,7 +157,9 @@ def test_sim_run_ends_with_the_findings_and_the_verdict(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, [*args, "--set", 'duration="1h"'])
     assert result.exit_code == 0, result.output
     out = result.output
-    assert out.index("report: ") < out.index("Findings") < out.index("│ ok       │ ticks │")
+    ticks_row = re.search(r"│ ok\s+│ ticks\s+│", out)
+    assert ticks_row is not None, out
+    assert out.index("report: ") < out.index("Findings") < ticks_row.start()
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert out.rstrip().splitlines()[-1] == f"Verdict. {verdict_line(findings_in(summary))}"
     assert (tmp_path / "findings.md").read_text().startswith("# small: findings\n")

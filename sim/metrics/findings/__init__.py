@@ -6,18 +6,20 @@ the log cannot tell (the window cap, the periods, the ground truth, the threshol
 scenario's ``[findings]`` table, the time zone for local times) is given to the constructors,
 as for the invariant monitors. docs/report.md "Findings" documents each one.
 
-=========  ==============================================  =====================================
-id         judges                                          module
-=========  ==============================================  =====================================
-ticks      periodic jobs keep their periods; queue wait     :mod:`.tick_health`
-lost_work  rows lost by cleanup, failed, lost, repeated     :mod:`.lost_work`
-lateness   executed minus due, split into its parts         :mod:`.lateness`
-rules      the invariant monitors: checked, set aside       :mod:`.rule_checks`
-capacity   capped demand per day against the windows       :mod:`.capacity`
-levelling  delay levelling adds to capped rows (§6.2)       :mod:`.levelling`
-executed_load  snapshots per window vs the cap; requests    :mod:`.executed_load`
-           per proxy vs the rate limits (§6.2, §14.2)
-=========  ==============================================  =====================================
+The findings (id: what it judges, module):
+
+* ``capacity``: capped demand per day against the windows' capacity (:mod:`.capacity`)
+* ``levelling``: the delay levelling adds to capped rows, §6.2 (:mod:`.levelling`)
+* ``executed_load``: snapshots executed per window against the cap; requests per proxy
+  against the rate limits, §6.2, §14.2 (:mod:`.executed_load`)
+* ``milestones``: tracked songs' milestone crossings captured, misses by cause
+  (:mod:`.milestones`, :mod:`.milestone_causes`)
+* ``staleness``: no available song waits past the interval bound (:mod:`.staleness`)
+* ``lost_work``: rows deleted by cleanup, finished without a snapshot, lost or repeated
+  (:mod:`.lost_work`)
+* ``lateness``: executed minus due, split into its parts (:mod:`.lateness`)
+* ``ticks``: periodic jobs keep their periods; queue wait and depth (:mod:`.tick_health`)
+* ``rules``: the invariant monitors, what they checked and set aside (:mod:`.rule_checks`)
 """
 
 from __future__ import annotations
@@ -27,7 +29,9 @@ from sim.metrics.findings.executed_load import ExecutedLoad
 from sim.metrics.findings.lateness import LatenessAttribution
 from sim.metrics.findings.levelling import Levelling
 from sim.metrics.findings.lost_work import LostWork
+from sim.metrics.findings.milestones import MilestoneFinding
 from sim.metrics.findings.rule_checks import RuleChecks
+from sim.metrics.findings.staleness import Staleness
 from sim.metrics.findings.tick_health import TickHealth
 from sim.metrics.findings.verdicts import (
     Finding,
@@ -46,8 +50,10 @@ __all__ = [
     "LatenessAttribution",
     "Levelling",
     "LostWork",
+    "MilestoneFinding",
     "RuleChecks",
     "Severity",
+    "Staleness",
     "TickHealth",
     "finding_metrics",
     "findings_in",

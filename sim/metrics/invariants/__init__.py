@@ -9,8 +9,9 @@ are pure (no I/O), deterministic and streaming: their state is keyed by live sch
 jobs, songs or milestone crossings, and what finishes is dropped.
 
 What the log cannot tell is passed to the constructors: the window cap and two behaviour switches
-of the run (:func:`invariant_reducers`), the initial catalogue's songs and the milestone ground
-truth of the world (:func:`cvsa_invariant_reducers`).
+of the run (:func:`invariant_reducers`), the initial catalogue's songs, the milestone ground
+truth and the videos' availability (:class:`RunTruth`, read from the world once per run by
+:func:`run_truth` and shared with the findings; :func:`cvsa_invariant_reducers`).
 
 The invariants and the precise rules
 ====================================
@@ -81,7 +82,11 @@ The invariants and the precise rules
     latest history snapshot, or the run start) and those of ``SongClassified`` (from the
     classification instant). A violation is a gap longer than the bound between consecutive
     snapshots, or from that baseline to the first snapshot, or an open gap at the end of the log
-    (``open: true``).
+    (``open: true``). Not violations, counted apart: ``unavailable`` -- over-bound gaps of a song
+    that was deleted, hidden or under review at some instant of the gap (constructor argument
+    ``unavailable``, the world's availability): the API answers with a code, not views, so
+    nothing could snapshot it (§9, §16.12). ``max_gap_s`` is the longest gap of an available
+    song.
 
 ``missed_milestones`` (:class:`MilestoneCapture`)
     Ground truth (``World.crossings``: aid, milestone M, first instant t* with views >= M) is a
@@ -89,6 +94,10 @@ The invariants and the precise rules
     reading views >= M; it is *missed* when no such snapshot comes by ``t* + bound_ms`` (judged
     once the log has passed that instant; crossings whose deadline the log has not passed are
     ``undecided``). Crossings of hidden videos (``visible`` false) are not judged (``hidden``).
+    Only crossings of *tracked* videos (constructor argument ``tracked``: a song at the crossing,
+    ``RunTruth.tracked``) are violations; the design never promises to follow a non-song, whose
+    missed crossings are counted apart (``untracked``); ``checked`` counts the tracked crossings
+    judged. Finding ``milestones`` explains each miss.
     Also reported: ``milestones.crossed``, ``milestones.captured``, the capture latency
     (``milestones.capture_latency.*_s``, every capture however late) and the bracket width
     (``milestones.bracket_width.*_s``: the capturing snapshot minus the last logged snapshot below
@@ -106,10 +115,10 @@ row (skips and moves change no status). A row first seen in a later event (inser
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-import numpy as np
+import numpy.typing as npt
 
 from sim.metrics.base import Reducer
 from sim.metrics.invariants.common import (
@@ -120,58 +129,53 @@ from sim.metrics.invariants.common import (
 from sim.metrics.invariants.placement import NoScheduleBeforeCreation, WindowCapInvariant
 from sim.metrics.invariants.schedule_rows import LifecycleInvariants
 from sim.metrics.invariants.songs import CrossingTable, MilestoneCapture, NoCrossings, StaleSongs
+from sim.metrics.invariants.truth import (
+    RunTruth,
+    Unavailability,
+    catalog_song_baselines,
+    run_truth,
+)
 from sim.units import Ms
 
 if TYPE_CHECKING:
     from sim.cvsa.profile import Switches
-    from sim.world import World
 
 
 def invariant_reducers(
     switches: Switches,
     *,
     crossings: CrossingTable | None = None,
+    tracked: npt.ArrayLike | None = None,
     songs: Mapping[int, Ms] | None = None,
+    unavailable: Unavailability | None = None,
     stale_slack_ms: Ms = DEFAULT_STALE_SLACK_MS,
     capture_bound_ms: Ms = DEFAULT_CAPTURE_BOUND_MS,
 ) -> list[Reducer]:
     """Every invariant monitor, configured from the run's switches (the cap, the fallback and
-    the bulk tick's marking), the catalogue's songs and the milestone ground truth."""
+    the bulk tick's marking), the catalogue's songs, the milestone ground truth (``tracked``:
+    which crossings the design promises to capture) and the videos' availability."""
     return [
         WindowCapInvariant(switches.window_cap),
         NoScheduleBeforeCreation(switches.fallback_bare_window_start),
         LifecycleInvariants(bulk_marks_processing=not switches.bulk_aids_as_ids_bug),
-        StaleSongs(songs or {}, slack_ms=stale_slack_ms),
+        StaleSongs(songs or {}, slack_ms=stale_slack_ms, unavailable=unavailable),
         MilestoneCapture(
-            crossings if crossings is not None else NoCrossings(), bound_ms=capture_bound_ms
+            crossings if crossings is not None else NoCrossings(),
+            bound_ms=capture_bound_ms,
+            tracked=tracked,
         ),
     ]
 
 
-def catalog_song_baselines(world: World, start_ms: Ms, history_ms: Iterable[Ms]) -> dict[int, Ms]:
-    """The initial catalogue's songs, each with the instant of its latest history snapshot (the
-    catalogue load gives every video published by ``start - offset`` a snapshot at that instant,
-    ``sim.scheduler.feed.load_catalog``), or ``start_ms`` when it has none."""
-    cat = world.initial
-    aid, published = cat.aid[cat.is_song], cat.published_ms[cat.is_song]
-    base = np.full(aid.size, start_ms, dtype=np.int64)
-    found = np.zeros(aid.size, dtype=bool)
-    for offset in sorted(set(history_ms)):  # the latest snapshot first
-        t = start_ms - offset
-        hit = ~found & (published <= t)
-        base[hit] = t
-        found |= hit
-    return dict(zip(aid.tolist(), base.tolist(), strict=True))
-
-
-def cvsa_invariant_reducers(
-    switches: Switches, world: World, start_ms: Ms, end_ms: Ms, history_ms: Iterable[Ms]
-) -> list[Reducer]:
-    """:func:`invariant_reducers` for a CVSA model run over ``[start_ms, end_ms]`` of ``world``."""
+def cvsa_invariant_reducers(switches: Switches, truth: RunTruth) -> list[Reducer]:
+    """:func:`invariant_reducers` for a CVSA model run, from the world's :class:`RunTruth`
+    (:func:`run_truth`, built once per run)."""
     return invariant_reducers(
         switches,
-        crossings=world.crossings(start_ms, end_ms),
-        songs=catalog_song_baselines(world, start_ms, history_ms),
+        crossings=truth.crossings,
+        tracked=truth.tracked,
+        songs=truth.songs,
+        unavailable=truth.unavailable,
     )
 
 
@@ -181,9 +185,12 @@ __all__ = [
     "LifecycleInvariants",
     "MilestoneCapture",
     "NoScheduleBeforeCreation",
+    "RunTruth",
     "StaleSongs",
+    "Unavailability",
     "WindowCapInvariant",
     "catalog_song_baselines",
     "cvsa_invariant_reducers",
     "invariant_reducers",
+    "run_truth",
 ]

@@ -20,18 +20,21 @@ from sim.metrics.invariants.common import (
     _last_t,
     _Violations,
 )
+from sim.metrics.invariants.gaps import SongGaps
+from sim.metrics.invariants.truth import Unavailability
 from sim.units import SECOND_MS, Ms
 
 
 class StaleSongs:
-    """``invariants.stale_songs.*``: no song goes longer than ``max_interval_ms + slack_ms``
-    without a snapshot (module docstring).
+    """``invariants.stale_songs.*``: no available song goes longer than ``max_interval_ms +
+    slack_ms`` without a snapshot (module docstring of the package; the gaps: :class:`SongGaps`).
 
     Args:
         songs: the songs known before the log starts (the catalogue), each with the instant its
             gap is measured from (its latest snapshot before the run, or the run start).
         max_interval_ms: the longest interval a song may legitimately wait (72 h, §11.6).
         slack_ms: tolerance on top (dispatch cadence, tick delays).
+        unavailable: videos deleted, hidden or under review: their gaps are counted apart.
     """
 
     def __init__(
@@ -40,78 +43,28 @@ class StaleSongs:
         *,
         max_interval_ms: Ms = DEFAULT_STALE_INTERVAL_MS,
         slack_ms: Ms = DEFAULT_STALE_SLACK_MS,
+        unavailable: Unavailability | None = None,
     ) -> None:
-        self.bound = max_interval_ms + slack_ms
-        self.last: dict[int, Ms] = dict(songs)
-        """Song -> the instant of its latest snapshot (or of its baseline)."""
-        self.v = _Violations("stale_songs")
-        self.max_gap: Ms = 0
-        self.now: Ms | None = None
+        self.gaps = SongGaps(songs, max_interval_ms + slack_ms, unavailable)
 
     def feed(self, chunk: Chunk, names: Sequence[str]) -> None:
-        classified = chunk.table(K.SongClassified)
-        taken = chunk.table(K.SnapshotTaken)
-        end = _last_t(chunk)
-        if end is not None:
-            self.now = end if self.now is None else max(self.now, end)
-        if not (classified.size or taken.size):
-            return
-        last, bound = self.last, self.bound
-        # (seq, t, aid, is_snapshot) in log order: a song is known from its classification on.
-        events = sorted(
-            [(r[0], r[1], r[2], 0) for r in classified[:, :3].tolist()]
-            + [(r[0], r[1], r[2], 1) for r in taken[:, :3].tolist()]
-        )
-        for _, t, aid, is_snapshot in events:
-            prev = last.get(aid)
-            if not is_snapshot:
-                if prev is None:
-                    last[aid] = t
-                continue
-            if prev is None:
-                continue
-            gap = t - prev
-            if gap > self.max_gap:
-                self.max_gap = gap
-            if gap > bound:
-                self.v.add(
-                    {
-                        "aid": aid,
-                        "from_ms": prev,
-                        "to_ms": t,
-                        "gap_s": gap / SECOND_MS,
-                        "open": False,
-                    }
-                )
-            if t > prev:
-                last[aid] = t
+        self.gaps.feed(chunk)
 
     def result(self) -> dict[str, Any]:
-        count, examples, max_gap = self.v.count, list(self.v.examples), self.max_gap
-        if self.now is not None:
-            now = self.now
-            open_gaps = sorted(
-                (prev, aid) for aid, prev in self.last.items() if now - prev > self.bound
-            )
-            count += len(open_gaps)
-            for prev, aid in open_gaps[: EXAMPLES - len(examples)]:
-                examples.append(
-                    {
-                        "aid": aid,
-                        "from_ms": prev,
-                        "to_ms": now,
-                        "gap_s": (now - prev) / SECOND_MS,
-                        "open": True,
-                    }
-                )
-            if self.last:
-                max_gap = max(max_gap, now - min(self.last.values()))
+        g = self.gaps
+        examples = list(g.first)
+        avail, excused = g.open_gaps()
+        room = EXAMPLES - len(examples)
+        now = g.now if g.now is not None else 0
+        for p in avail[:room].tolist():
+            examples.append(g.example(int(g.aid[p]), int(g.last[p]), now, True))
         return {
-            "invariants.stale_songs.violations": count,
+            "invariants.stale_songs.violations": g.over + avail.size,
             "invariants.stale_songs.examples": examples,
-            "invariants.stale_songs.bound_s": self.bound / SECOND_MS,
-            "invariants.stale_songs.songs": len(self.last),
-            "invariants.stale_songs.max_gap_s": max_gap / SECOND_MS,
+            "invariants.stale_songs.bound_s": g.bound / SECOND_MS,
+            "invariants.stale_songs.songs": int(g.aid.size),
+            "invariants.stale_songs.max_gap_s": max(g.max_gap, g.longest_open()) / SECOND_MS,
+            "invariants.stale_songs.unavailable": g.excused + excused.size,
         }
 
 
@@ -141,22 +94,35 @@ class MilestoneCapture:
     Args:
         crossings: the world's ground truth over the run (``World.crossings(start, end)``).
         bound_ms: a crossing not shown by a snapshot within this time is missed.
+        tracked: per crossing, whether the design promises to capture it (the video is a song,
+            ``RunTruth.tracked``); a missed untracked crossing is counted apart, not a
+            violation. Default: every crossing is tracked.
     """
 
     def __init__(
-        self, crossings: CrossingTable, *, bound_ms: Ms = DEFAULT_CAPTURE_BOUND_MS
+        self,
+        crossings: CrossingTable,
+        *,
+        bound_ms: Ms = DEFAULT_CAPTURE_BOUND_MS,
+        tracked: npt.ArrayLike | None = None,
     ) -> None:
         visible = np.asarray(crossings.visible, dtype=bool)
         aid = np.asarray(crossings.aid, dtype=np.int64)[visible]
         milestone = np.asarray(crossings.milestone, dtype=np.int64)[visible]
         t_star = np.asarray(crossings.t_ms, dtype=np.int64)[visible]
+        every = np.ones(visible.size, bool) if tracked is None else np.asarray(tracked, bool)
         order = np.lexsort((milestone, aid, t_star))  # by instant, then aid, then milestone
         self.aid, self.milestone, self.t_star = aid[order], milestone[order], t_star[order]
+        self.tracked = every[visible][order]
+        self.visible_index = np.flatnonzero(visible)[order]
+        """Each crossing's row in the ``crossings`` table."""
         self.hidden = int(visible.size - np.count_nonzero(visible))
         self.bound = bound_ms
         n = self.t_star.size
         self.captured_at = np.full(n, -1, dtype=np.int64)
         self.last_below = np.full(n, -1, dtype=np.int64)
+        self.first_below = np.full(n, -1, dtype=np.int64)
+        self.captured_type = np.full(n, -1, dtype=np.int64)
         self.open: dict[int, list[int]] = {}
         """aid -> its crossings not yet captured (indexes, by instant)."""
         for i, aid in enumerate(self.aid.tolist()):
@@ -165,6 +131,7 @@ class MilestoneCapture:
         self.judged = 0
         """Crossings whose deadline the log has passed (indexes below this, by instant)."""
         self.v = _Violations("missed_milestones")
+        self.untracked_missed = 0
         self.latency = Samples()
         self.bracket = Samples()
         self.now: Ms | None = None
@@ -175,7 +142,7 @@ class MilestoneCapture:
             mine = taken[np.isin(taken[:, 2], self.aids)]
             latency: list[int] = []
             bracket: list[int] = []
-            for _, _t, aid, _s, _ty, _d, views, _dup, t in mine.tolist():
+            for _, _t, aid, _s, ty, _d, views, _dup, t in mine.tolist():
                 waiting = self.open.get(aid)
                 if not waiting:
                     continue
@@ -183,8 +150,11 @@ class MilestoneCapture:
                     m = int(self.milestone[i])
                     if views < m:
                         self.last_below[i] = t
+                        if self.first_below[i] < 0:
+                            self.first_below[i] = t
                     elif t >= self.t_star[i]:
                         self.captured_at[i] = t
+                        self.captured_type[i] = ty
                         latency.append(t - int(self.t_star[i]))
                         below = int(self.last_below[i])
                         if below >= 0:
@@ -204,7 +174,9 @@ class MilestoneCapture:
         stop = int(np.searchsorted(deadline, self.now, side="left"))
         for i in range(self.judged, stop):
             got = int(self.captured_at[i])
-            if got < 0 or got > deadline[i]:
+            if (got < 0 or got > deadline[i]) and not self.tracked[i]:
+                self.untracked_missed += 1  # the design never promised it (``tracked``)
+            elif got < 0 or got > deadline[i]:
                 self.v.add(
                     {
                         "aid": int(self.aid[i]),
@@ -228,6 +200,11 @@ class MilestoneCapture:
             **self.v.result(),
             "invariants.missed_milestones.bound_s": self.bound / SECOND_MS,
             "invariants.missed_milestones.undecided": int(np.count_nonzero(~in_time)),
+            "invariants.missed_milestones.checked": int(
+                np.count_nonzero(self.tracked[: self.judged])
+            ),
+            "invariants.missed_milestones.untracked": self.untracked_missed,
+            "milestones.tracked": int(np.count_nonzero(self.tracked[:crossed])),
             "milestones.crossed": crossed,
             "milestones.captured": captured,
             "milestones.hidden": self.hidden,

@@ -1,0 +1,177 @@
+"""Gaps between consecutive snapshots of each song, vectorised per chunk (invariant
+``stale_songs``, finding ``staleness``).
+
+A song is known from the start (the catalogue's, each from its latest snapshot before the run)
+or from its ``SongClassified`` on; each ``SnapshotTaken`` of a known song closes the gap since
+its previous snapshot (or since it became known). At the end, every song has an open gap up to
+the log's last instant. A gap longer than the bound is *excused* when the video was unavailable
+(deleted, hidden or under review: the API answers with a code, not views, reference §9, §16.12)
+at some instant of the gap: nothing could snapshot it then, and the scheduler stops following a
+video whose status is non-zero. Excused gaps are counted apart, by the song's code.
+
+State is a few aligned arrays over the songs (sorted aids), so the cost per chunk is a sort of
+the chunk's song snapshots, not a Python loop over them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from sim.events import cvsa_kinds as K
+from sim.events.log import Chunk
+from sim.metrics.invariants.common import EXAMPLES, _last_t
+from sim.metrics.invariants.truth import Unavailability
+from sim.units import Ms
+
+Gap = tuple[int, int, int, int, int]
+"""``(gap_ms, to_ms, aid, from_ms, type)`` of one gap; ``type`` -1 for an open gap."""
+
+
+class SongGaps:
+    """Every song's snapshot gaps against ``bound_ms`` (module docstring).
+
+    Args:
+        songs: the catalogue's songs, each with the instant its first gap starts.
+        bound_ms: a gap longer than this is over the bound.
+        unavailable: when each video stops answering, and with which code.
+        keep_worst: how many of the longest over-bound gaps of available songs to keep.
+    """
+
+    def __init__(
+        self,
+        songs: Mapping[int, Ms],
+        bound_ms: Ms,
+        unavailable: Unavailability | None = None,
+        keep_worst: int = 0,
+    ) -> None:
+        self.bound = bound_ms
+        self.unavailable = unavailable or Unavailability()
+        items = sorted(songs.items())
+        self.aid = np.array([a for a, _ in items], np.int64)
+        self.last = np.array([t for _, t in items], np.int64)
+        self.known_seq = np.full(self.aid.size, -1, np.int64)
+        """The seq of the song's classification (its snapshots logged before it do not count)."""
+        self.unav_from, self.unav_until, self.unav_code = self.unavailable.lookup(self.aid)
+        self.over = 0
+        """Closed over-bound gaps of available songs."""
+        self.first: list[dict[str, Any]] = []
+        """The first :data:`EXAMPLES` of them, in log order."""
+        self.stale: set[int] = set()
+        """Available songs with a closed over-bound gap."""
+        self.excused = 0
+        self.excused_songs: dict[int, int] = {}
+        """Unavailable songs with a closed over-bound gap -> their code."""
+        self.keep_worst = keep_worst
+        self.worst: list[Gap] = []
+        self.max_gap: Ms = 0
+        """The longest closed gap of an available song."""
+        self.now: Ms | None = None
+
+    def feed(self, chunk: Chunk) -> None:
+        end = _last_t(chunk)
+        if end is not None:
+            self.now = end if self.now is None else max(self.now, end)
+        classified = chunk.table(K.SongClassified)
+        if classified.size:
+            self._classify(classified[:, :3])
+        taken = chunk.table(K.SnapshotTaken)
+        if not (taken.size and self.aid.size):
+            return
+        pos = np.minimum(np.searchsorted(self.aid, taken[:, 2]), self.aid.size - 1)
+        mine = (self.aid[pos] == taken[:, 2]) & (taken[:, 0] > self.known_seq[pos])
+        if not mine.any():
+            return
+        rows, pos = taken[mine], pos[mine]
+        order = np.lexsort((rows[:, 0], pos))  # by song, then in log order
+        rows, pos = rows[order], pos[order]
+        t = rows[:, 1]
+        head = np.ones(t.size, bool)
+        head[1:] = pos[1:] != pos[:-1]
+        prev = np.empty_like(t)
+        prev[head] = self.last[pos[head]]
+        prev[~head] = t[np.flatnonzero(~head) - 1]
+        tail = np.ones(t.size, bool)
+        tail[:-1] = head[1:]
+        self.last[pos[tail]] = np.maximum(self.last[pos[tail]], t[tail])
+        gap = t - prev
+        excused = (self.unav_from[pos] <= t) & (self.unav_until[pos] > prev)
+        if (~excused).any():
+            self.max_gap = max(self.max_gap, int(gap[~excused].max()))
+        over = gap > self.bound
+        hit = np.flatnonzero(over & ~excused)
+        if hit.size:
+            self.over += hit.size
+            self.stale.update(rows[hit, 2].tolist())
+            first = hit[np.argsort(rows[hit, 0], kind="stable")][: EXAMPLES - len(self.first)]
+            self.first.extend(
+                self.example(a, f, to, False)
+                for a, f, to in zip(
+                    rows[first, 2].tolist(), prev[first].tolist(), t[first].tolist(), strict=True
+                )
+            )
+            self._keep(gap[hit], t[hit], rows[hit, 2], prev[hit], rows[hit, 4])
+        off = np.flatnonzero(over & excused)
+        if off.size:
+            self.excused += off.size
+            self.excused_songs.update(
+                zip(rows[off, 2].tolist(), self.unav_code[pos[off]].tolist(), strict=True)
+            )
+
+    def _classify(self, rows: np.ndarray) -> None:
+        """Songs known from their ``SongClassified`` (seq, t, aid) on, if not known before."""
+        aid, first = np.unique(rows[:, 2], return_index=True)
+        seq, t = rows[first, 0], rows[first, 1]
+        pos = np.searchsorted(self.aid, aid)
+        new = ~((pos < self.aid.size) & (self.aid[np.minimum(pos, self.aid.size - 1)] == aid))
+        if not new.any():
+            return
+        aid, seq, t, pos = aid[new], seq[new], t[new], pos[new]
+        unav_from, unav_until, unav_code = self.unavailable.lookup(aid)
+        self.aid = np.insert(self.aid, pos, aid)
+        self.last = np.insert(self.last, pos, t)
+        self.known_seq = np.insert(self.known_seq, pos, seq)
+        self.unav_from = np.insert(self.unav_from, pos, unav_from)
+        self.unav_until = np.insert(self.unav_until, pos, unav_until)
+        self.unav_code = np.insert(self.unav_code, pos, unav_code)
+
+    def _keep(
+        self, gap: np.ndarray, to: np.ndarray, aid: np.ndarray, frm: np.ndarray, ty: np.ndarray
+    ) -> None:
+        if not self.keep_worst:
+            return
+        top = np.lexsort((aid, to, -gap))[: self.keep_worst]
+        cols = (gap[top], to[top], aid[top], frm[top], ty[top])
+        self.worst.extend(zip(*(c.tolist() for c in cols), strict=True))
+        self.worst.sort(key=lambda g: (-g[0], g[1], g[2]))
+        del self.worst[self.keep_worst :]
+
+    def open_gaps(self) -> tuple[np.ndarray, np.ndarray]:
+        """Positions of the songs whose open gap at the end is over the bound: (available,
+        excused), the available ones by gap start then aid."""
+        if self.now is None or not self.aid.size:
+            empty = np.empty(0, np.int64)
+            return empty, empty
+        over = self.now - self.last > self.bound
+        excused = (self.unav_from <= self.now) & (self.unav_until > self.last)
+        avail = np.flatnonzero(over & ~excused)
+        avail = avail[np.lexsort((self.aid[avail], self.last[avail]))]
+        return avail, np.flatnonzero(over & excused)
+
+    def longest_open(self) -> Ms:
+        """The longest open gap of an available song at the end (0 without a log)."""
+        if self.now is None or not self.aid.size:
+            return 0
+        avail = (self.unav_from > self.now) | (self.unav_until <= self.last)
+        return int(self.now - self.last[avail].min()) if avail.any() else 0
+
+    def example(self, aid: int, frm: Ms, to: Ms, is_open: bool) -> dict[str, Any]:
+        return {
+            "aid": aid,
+            "from_ms": frm,
+            "to_ms": to,
+            "gap_s": (to - frm) / 1000,
+            "open": is_open,
+        }
