@@ -111,9 +111,7 @@ def _table(story: Any, tz_label: str, tz_ms: Ms, lo: Ms, hi: Ms) -> Any:
         event, detail = line.event, line.detail
         if line.repeats > 1:
             event = f"{event} x{line.repeats}"
-            detail += (
-                f" (asked {line.repeats} times, the last at {local_second(line.last_ms, tz_ms)})"
-            )
+            detail += f"; asked {line.repeats} times until {local_second(line.last_ms, tz_ms)}"
         table.add_row(
             local_second(line.t_ms, tz_ms),
             event,

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from sim.events import cvsa_kinds as K
-from sim.report.plots import COLOURS, STYLE, PlotContext, days, legend, save, time_axis
+from sim.report.plots import COLOURS, STYLE, PlotContext, count_axis, days, legend, save, time_axis
 from sim.report.video_story import I8, Story, col
 from sim.report.video_story_world import Truth
 from sim.world.truth import next_milestone, rung_value, rungs_reached
@@ -64,8 +64,6 @@ def draw_story(story: Story, truth: Truth | None, ctx: PlotContext, path: Path) 
 
 
 def _curve(ax: Axes, story: Story, truth: Truth | None, lo: int, hi: int) -> None:
-    from matplotlib.ticker import FuncFormatter
-
     if truth is not None:
         x = days(truth.t_ms)
         ax.plot(x, truth.views, color="0.25", lw=1.2, label="true views (world)")
@@ -141,7 +139,7 @@ def _curve(ax: Axes, story: Story, truth: Truth | None, lo: int, hi: int) -> Non
         ax.scatter(
             days(failed[:, 1]), y, marker="x", s=40, color=ERROR, zorder=4, label="upstream error"
         )
-    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:,.0f}"))
+    count_axis(ax)  # whole views: a curve that moves by a few views gets no repeated ticks
     ax.set_ylabel("views")
     if truth is None:
         ax.text(
@@ -186,6 +184,8 @@ def _rows(ax: Axes, story: Story, lo: int, hi: int) -> None:
         y, colour = lane.get(word, len(LANES)), COLOURS.get(word, "k")
         ax.plot(days([t_created, due[row]]), [y, y], color=colour, lw=0.8, alpha=0.5)
         ax.plot(days([due[row]]), [y], "o", mfc="none", mec=colour, ms=5)
+        if due[row] > hi:  # due after the span: the row is still waiting at its end
+            ax.plot(days([hi]), [y], ">", color=colour, ms=6, clip_on=False)
         if row in done:
             ax.plot(days([due[row], end]), [y, y], color=colour, lw=2.5)
             ax.plot(days([end]), [y], "o" if ok else "x", color=colour if ok else ERROR, ms=6)
@@ -197,7 +197,7 @@ def _rows(ax: Axes, story: Story, lo: int, hi: int) -> None:
     ax.grid(axis="y", alpha=0)
     ax.set_title(
         "rows: created -- due (o) == finished (dot); x = failed or deleted by cleanup; "
-        "| = upstream error",
+        "> = due after the span; | = upstream error",
         loc="left",
         fontweight="normal",
         fontsize=8,

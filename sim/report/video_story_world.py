@@ -19,6 +19,8 @@ from sim.report.video_story import I8, Story, col
 from sim.scenario import Scenario
 from sim.units import Ms
 
+API_ERRORS = {-404: "deleted, or not yet published", 62002: "hidden", 62004: "under review"}
+"""bilibili's codes (:meth:`sim.world.World.api_error`)."""
 CURVE_POINTS = 800
 """Instants at which the curve is drawn (a pixel cannot show more)."""
 
@@ -114,16 +116,35 @@ def headline(story: Story, truth: Truth | None, tz_ms: Ms, from_ms: Ms, to_ms: M
             f"{at(truth.published_ms)}; views {first}{_views(int(truth.views[-1]))} at {at(to_ms)}."
         )
         out.extend(_crossing_lines(story, truth, tz_ms))
-        gone = truth.error != 0
-        if gone.any():
+        gone = np.flatnonzero(truth.error != 0)
+        if len(gone):
             codes = sorted({int(c) for c in truth.error[gone]})
+            words = ", ".join(f"{c} ({API_ERRORS.get(c, 'error')})" for c in codes)
+            steady = len(gone) == gone[-1] - gone[0] + 1
             out.append(
-                f"The API answered with error {', '.join(map(str, codes))} (deleted, hidden or "
-                f"under review) from {at(int(truth.t_ms[gone][0]))} "
-                f"to {at(int(truth.t_ms[gone][-1]))} (grey on the plot)."
+                f"The API answered {words} {'' if steady else 'on and off '}from "
+                f"{at(int(truth.t_ms[gone[0]]))} to {at(int(truth.t_ms[gone[-1]]))} "
+                "(grey on the plot): no snapshot can be taken then."
             )
     out.append(_counts(story, from_ms, to_ms))
+    silent = _completed_without_snapshot(story, from_ms, to_ms)
+    if silent:
+        out.append(
+            f"{silent} rows completed without a snapshot: a bulk call completes every row of its "
+            "batch, also those of videos it did not return (reference §10.3)."
+        )
     return out
+
+
+def _completed_without_snapshot(story: Story, from_ms: Ms, to_ms: Ms) -> int:
+    done = story[K.ScheduleFinished]
+    done = done[(done[:, 1] >= from_ms) & (done[:, 1] <= to_ms)]
+    completed = done[:, col(K.ScheduleFinished, "status")] == story.words.get(
+        "schedule_status", []
+    ).index("completed")
+    taken = story[K.SnapshotTaken][:, col(K.SnapshotTaken, "schedule")]
+    rows = done[completed, col(K.ScheduleFinished, "schedule")]
+    return int((~np.isin(rows, taken)).sum())
 
 
 def _crossing_lines(story: Story, truth: Truth, tz_ms: Ms) -> list[str]:

@@ -7,6 +7,7 @@ time. The lines below were checked by hand against the event log.
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -127,3 +128,17 @@ def test_a_bad_time_names_its_flag(report_run: Path) -> None:
     code, _, err = _explain(str(report_run), "--aid", str(AID), "--from", "3h", "--to", "2h")
     assert code == EXIT_USAGE
     assert "--from must be before --to" in err
+
+
+def test_the_findings_examples_come_first_among_the_suggestions(
+    report_run: Path, tmp_path: Path
+) -> None:
+    run = tmp_path / "run"
+    shutil.copytree(report_run, run, ignore=shutil.ignore_patterns("*.png"))
+    summary = json.loads((run / "summary.json").read_text())
+    summary["findings.staleness.severity"] = "warn"
+    summary["findings.staleness.examples"] = [{"aid": 262216960, "type": "normal"}]
+    (run / "summary.json").write_text(json.dumps(summary))
+    code, _, err = _explain(str(run), "--aid", "5")
+    assert code == EXIT_USAGE
+    assert "aids that are: 262216960, 236885587, 86218215" in err
