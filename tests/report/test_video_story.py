@@ -111,13 +111,37 @@ def test_a_run_without_a_saved_log_says_how_to_get_one(report_run: Path, tmp_pat
     assert "Traceback" not in err
 
 
-def test_an_aid_not_in_the_log_suggests_some_that_are(report_run: Path) -> None:
-    code, _, err = _explain(str(report_run), "--aid", "5")
+def _without_findings(report_run: Path, run: Path, **examples: list[dict[str, object]]) -> None:
+    """A copy of the run whose summary has no findings but ``examples`` (id -> examples)."""
+    shutil.copytree(report_run, run, ignore=shutil.ignore_patterns("*.png"))
+    summary = json.loads((run / "summary.json").read_text())
+    summary = {k: v for k, v in summary.items() if not k.startswith("findings.")}
+    for fid, items in examples.items():
+        summary[f"findings.{fid}.severity"] = "warn"
+        summary[f"findings.{fid}.examples"] = items
+    (run / "summary.json").write_text(json.dumps(summary))
+
+
+def test_an_aid_not_in_the_log_suggests_some_that_are(report_run: Path, tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    _without_findings(report_run, run)
+    code, _, err = _explain(str(run), "--aid", "5")
     assert code == EXIT_USAGE
-    # The first suggestions are the milestone crossings of the run (milestones.csv).
-    assert (
-        f"aid 5 is not in the event log of {report_run}; aids that are: 236885587, 86218215" in err
-    )
+    # Without findings' examples: the run's milestone crossings (milestones.csv) first.
+    suggested = "236885587, 86218215, 226836875, 221393785, 107555788"
+    assert err == f"error: aid 5 is not in the event log of {run}; aids that are: {suggested}\n"
+    for aid in suggested.split(", "):
+        assert read_story(run / EVENTS_FILE, int(aid)).found
+
+
+def test_the_findings_examples_come_first_among_the_suggestions(
+    report_run: Path, tmp_path: Path
+) -> None:
+    run = tmp_path / "run"
+    _without_findings(report_run, run, staleness=[{"aid": 262216960, "type": "normal"}])
+    code, _, err = _explain(str(run), "--aid", "5")
+    assert code == EXIT_USAGE
+    assert "aids that are: 262216960, 236885587, 86218215, 226836875, 221393785\n" in err
 
 
 def test_a_bad_time_names_its_flag(report_run: Path) -> None:
@@ -128,17 +152,3 @@ def test_a_bad_time_names_its_flag(report_run: Path) -> None:
     code, _, err = _explain(str(report_run), "--aid", str(AID), "--from", "3h", "--to", "2h")
     assert code == EXIT_USAGE
     assert "--from must be before --to" in err
-
-
-def test_the_findings_examples_come_first_among_the_suggestions(
-    report_run: Path, tmp_path: Path
-) -> None:
-    run = tmp_path / "run"
-    shutil.copytree(report_run, run, ignore=shutil.ignore_patterns("*.png"))
-    summary = json.loads((run / "summary.json").read_text())
-    summary["findings.staleness.severity"] = "warn"
-    summary["findings.staleness.examples"] = [{"aid": 262216960, "type": "normal"}]
-    (run / "summary.json").write_text(json.dumps(summary))
-    code, _, err = _explain(str(run), "--aid", "5")
-    assert code == EXIT_USAGE
-    assert "aids that are: 262216960, 236885587, 86218215" in err
