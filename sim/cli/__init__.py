@@ -28,6 +28,7 @@ def _register() -> None:
     from sim.cli import check as _check
     from sim.cli import compare as _compare
     from sim.cli import curves as _curves
+    from sim.cli import explain as _explain
     from sim.cli import load as _load
     from sim.cli import plot as _plot
     from sim.cli import run as _run
@@ -40,6 +41,7 @@ def _register() -> None:
     cli.add_command(_sweep.sweep)
     cli.add_command(_curves.curves)
     cli.add_command(_load.load)
+    cli.add_command(_explain.explain)
 
 
 _register()
