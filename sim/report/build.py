@@ -127,11 +127,12 @@ def draw_report(
     from sim.report.figures import draw_run
     from sim.report.html import write_html
     from sim.report.plots import PlotContext
+    from sim.report.why_late import draw_why_late
 
     tables = read_tables(out_dir, list(TABLES))
     summary = as_saved(summary)
     ctx = PlotContext.of(scenario, manifest)
-    pngs = draw_run(out_dir, tables, ctx)
+    pngs = [*draw_run(out_dir, tables, ctx), draw_why_late(out_dir, summary, ctx)]
     page = write_html(out_dir / REPORT_FILE, scenario, manifest, summary, pngs, tables)
     return [*pngs, page]
 

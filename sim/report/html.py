@@ -125,9 +125,11 @@ def render(
     tables: dict[str, Table],
 ) -> str:
     """The page's HTML text."""
+    from sim.report import why_late
     from sim.report.figures import RUN_FIGURES
 
     captions = {name: caption for name, caption, _ in RUN_FIGURES}
+    captions[why_late.FILE] = why_late.CAPTION
     figures = [
         {
             "id": p.stem,
