@@ -204,17 +204,10 @@ def check(tol: Tolerance, a: dict[str, Any], b: dict[str, Any]) -> list[Verdict]
 def metric_cell(value: Any) -> str:
     """A metric value in a comparison table (the terminal's and the saved one): blank when
     absent, numbers grouped, lists and tables as JSON cut to 40 characters."""
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return str(value).lower()
-    if isinstance(value, int):
-        return f"{value:,}"
-    if isinstance(value, float):
-        return f"{value:,.6g}"
-    if isinstance(value, str):
-        return value
-    return json.dumps(value, sort_keys=True)[:40]
+    from sim.report.findings_view import show
+
+    text = show(value)
+    return text if isinstance(value, str) else text[:40]
 
 
 def _show(x: float) -> str:
