@@ -12,7 +12,7 @@ The order of members is part of the event-log format: append, never reorder
 
 from __future__ import annotations
 
-from enum import StrEnum
+from enum import IntEnum, StrEnum
 
 
 class ScheduleType(StrEnum):
@@ -50,3 +50,17 @@ class UpstreamErrorKind(StrEnum):
     TIMEOUT = "timeout"
     HTTP_429 = "http_429"
     HTTP_5XX = "http_5xx"
+
+
+class VideoUnavailable(IntEnum):
+    """bilibili's view-API codes for a video without stats, which CVSA stores in
+    ``bilibili_metadata.status`` (reference §2.6, §9, §16.12); the world draws them
+    (:mod:`sim.world.availability`), findings and reports name them."""
+
+    DELETED = -404  # the video does not exist (deleted; also before an arrival is published)
+    HIDDEN = 62002  # invisible: hidden by the uploader or by moderation
+    UNDER_REVIEW = 62004  # under review; visible again after it
+
+    @property
+    def word(self) -> str:
+        return self.name.lower()

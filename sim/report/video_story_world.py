@@ -13,13 +13,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from sim.cvsa.vocabulary import VideoUnavailable
 from sim.events import cvsa_kinds as K
 from sim.metrics.findings.verdicts import duration, local
 from sim.report.video_story import I8, Story, col
 from sim.scenario import Scenario
 from sim.units import Ms
 
-API_ERRORS = {-404: "deleted, or not yet published", 62002: "hidden", 62004: "under review"}
+API_ERRORS = {
+    **{int(c): c.word.replace("_", " ") for c in VideoUnavailable},
+    VideoUnavailable.DELETED: "deleted, or not yet published",
+}
 """bilibili's codes (:meth:`sim.world.World.api_error`)."""
 CURVE_POINTS = 800
 """Instants at which the curve is drawn (a pixel cannot show more)."""

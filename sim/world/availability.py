@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from sim.cvsa.vocabulary import VideoUnavailable
 from sim.rng import RandomStreams
 from sim.scenario.document import Scenario
 from sim.units import DAY_MS, Ms
@@ -26,9 +27,9 @@ from sim.world.curves import NEVER_MS
 from sim.world.families import F8, I8
 from sim.world.scalar import error_in_force
 
-DELETED = -404
-HIDDEN = 62002
-UNDER_REVIEW = 62004
+DELETED = VideoUnavailable.DELETED
+HIDDEN = VideoUnavailable.HIDDEN
+UNDER_REVIEW = VideoUnavailable.UNDER_REVIEW
 CODES = (DELETED, HIDDEN, UNDER_REVIEW)
 """In the order of ``[catalog.error_codes]``."""
 REVIEW_SIGMA = 0.8

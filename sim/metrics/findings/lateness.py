@@ -55,6 +55,14 @@ def _lookup(keys: np.ndarray, table: np.ndarray, values: np.ndarray, missing: in
     return out
 
 
+def _where_in(values: np.ndarray, table: dict[int, Any]) -> list[int]:
+    """The positions of ``values`` that are keys of ``table`` (a small dict: retries, rows
+    rebooked after cleanup), found without a Python step per value."""
+    if not table or not values.size:
+        return []
+    return np.flatnonzero(np.isin(values, np.fromiter(table, dtype=np.int64))).tolist()
+
+
 class LatenessAttribution:
     """Reducer of finding ``lateness`` (keyword arguments: ``[findings.lateness]``)."""
 
@@ -115,24 +123,27 @@ class LatenessAttribution:
 
     def _rebooks(self, chunk: Chunk) -> None:
         """Rows deleted by cleanup before any snapshot, and the rows created after to replace
-        them (the first later creation of the video's type; earlier ones in the chunk are not)."""
+        them (the first later creation of the video's type; earlier ones in the chunk are not).
+        Deletions are rare: the rows of a chunk are looked at only where their key has one."""
         deleted = chunk.table(K.ScheduleDeleted)
         for seq, _, aid, ty, due in deleted[:, [0, 2, 3, 4, 5]].tolist():
             self.deleted_due.setdefault(aid * 8 + ty, (seq, due))
         if not self.deleted_due:
             return
         taken = chunk.table(K.SnapshotTaken)
-        for aid, ty in taken[taken[:, 3] >= 0][:, [2, 4]].tolist():
-            self.deleted_due.pop(aid * 8 + ty, None)  # served after all: no rebook
+        taken = taken[taken[:, 3] >= 0]
+        keys = taken[:, 2] * 8 + taken[:, 4]
+        for i in _where_in(keys, self.deleted_due):
+            key = int(keys[i])
+            if key in self.deleted_due and self.deleted_due[key][0] < taken[i, 0]:
+                del self.deleted_due[key]  # the video's type was served after all: no rebook
         created = chunk.table(K.ScheduleCreated)
-        if created.size:
-            keys = created[:, 3] * 8 + created[:, 4]
-            hit = np.isin(keys, np.fromiter(self.deleted_due, dtype=np.int64))
-            rows = created[hit][:, [0, 2]].tolist()
-            for (seq, row), key in zip(rows, keys[hit].tolist(), strict=True):
-                deletion = self.deleted_due.get(key)
-                if deletion is not None and deletion[0] < seq:
-                    self.rebooked[row] = self.deleted_due.pop(key)[1]
+        keys = created[:, 3] * 8 + created[:, 4]
+        for i in _where_in(keys, self.deleted_due):
+            key = int(keys[i])
+            deletion = self.deleted_due.get(key)
+            if deletion is not None and deletion[0] < created[i, 0]:
+                self.rebooked[int(created[i, 2])] = self.deleted_due.pop(key)[1]
 
     def _attribute(self, taken: np.ndarray) -> None:
         row, ty, due, at = taken[:, 3], taken[:, 4], taken[:, 5], taken[:, 8]
@@ -143,13 +154,13 @@ class LatenessAttribution:
         row, ty, due, at = row[known], ty[known], due[known], at[known]
         dispatched, started, job = dispatched[known], started[known], job[known]
         first_due = due.copy()
-        if self.rebooked:
-            for i, r in enumerate(row.tolist()):
-                if r in self.rebooked:
-                    first_due[i] = self.rebooked.pop(r)
-                    self.rebook_count += 1
-                    self.rebook_ms += int(due[i] - first_due[i])
-        backoff = np.array([self.backoff_ms.get(j, 0) for j in job.tolist()], dtype=np.int64)
+        for i in _where_in(row, self.rebooked):
+            first_due[i] = self.rebooked.pop(int(row[i]))
+            self.rebook_count += 1
+            self.rebook_ms += int(due[i] - first_due[i])
+        backoff = np.zeros(job.size, dtype=np.int64)
+        for i in _where_in(job, self.backoff_ms):
+            backoff[i] = self.backoff_ms[int(job[i])]
         parts = np.stack(
             [
                 due - first_due,

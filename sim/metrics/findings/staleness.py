@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from sim.cvsa.vocabulary import VideoUnavailable
 from sim.events import cvsa_kinds as K
 from sim.events.log import Chunk
 from sim.metrics.findings.verdicts import (
@@ -28,8 +29,8 @@ from sim.metrics.invariants.gaps import Gap, SongGaps
 from sim.metrics.invariants.truth import RunTruth
 from sim.units import Ms
 
-CODE_WORDS = {-404: "deleted", 62002: "hidden", 62004: "under_review"}
-"""bilibili's codes for an unavailable video (``sim.world.availability``)."""
+CODE_WORDS = {int(c): c.word for c in VideoUnavailable}
+"""bilibili's codes for an unavailable video (:class:`sim.cvsa.vocabulary.VideoUnavailable`)."""
 _TYPES = K.SNAPSHOT_TYPE.words
 
 
