@@ -100,9 +100,12 @@ def is_records(value: Any) -> bool:
 
 
 def numbers(finding: Finding, tz_ms: Ms) -> list[tuple[str, str]]:
-    """A finding's headline numbers by name (instants as local times), in name order."""
+    """A finding's headline numbers by name (instants as local times), in name order. A series
+    (a list of records, such as ``capacity``'s ``by_day``) is no headline: its plot shows it."""
     out = []
     for name, value in sorted(finding.numbers.items()):
+        if is_records(value):
+            continue
         if instant_column(name, [value]):
             out.append((name[: -len("_ms")], _instant(value, tz_ms)))
         else:

@@ -10,13 +10,19 @@ in demand brings it back.
 Fluid model (what the daily numbers predict): a queue served at ``c`` rows per day with ``a_d``
 rows requested on day ``d`` carries a backlog, in days of service, of
 ``F_d = max(0, F_{d-1} + (a_d - c) / c)``: it grows by ``(a_d - c) / c`` days per day while
-``a_d > c`` and never goes below 0. It assumes rows are booked in target order (first come,
-first served in target time); rows booked days ahead (long intervals, the weekly archive pass)
-take later windows first, and rows booked after them jump over those, so the measured horizon
-can exceed the model's. The measured horizon is the furthest any capped row created
-that day was pushed past its target (or past its creation, when the target was already past);
-a row that found every window of the forward search full (fallback, exhausted) counts as pushed
-the whole search span, a lower bound.
+``a_d > c`` and never goes below 0. It assumes rows take windows in target order. The placement
+serves them in *booking* order instead: rows booked days ahead (the weekly archive pass, 72-hour
+intervals) take their windows first, and a row requested later for an earlier time finds every
+window up to the end of what is already booked full when utilisation is near 100 %. So the
+measured horizon can exceed the model's by up to the booking horizon, and stays there while
+demand averages near capacity even when no single day is far over it.
+
+The measured *backlog horizon* of a local day is how far the placement pushed the capped rows
+created that day and requested for the coming day (target within a day of creation): the wait
+for a window of a row asked for now. Its trend is the least-squares slope over the days since
+the first saturated day. A row that found every window of the forward search full (fallback,
+exhausted) counts as pushed the whole search span, a lower bound. ``horizon_max_h`` is the
+furthest any capped row was pushed, whatever its lead.
 
 Milestone and new rows (placement ``exact``, and ``unadjusted``) increment the same counters with
 no cap check (reference §5 step 4, §6.2 "The cap counts schedules of all types"). They are not
@@ -78,6 +84,7 @@ class Capacity:
         self.demand: dict[tuple[int, int], int] = {}  # (requested day, type) -> capped rows
         self.uncapped: dict[int, int] = {}  # requested day -> exact/unadjusted rows
         self.push_ms: dict[int, int] = {}  # creation day -> furthest push of a capped row
+        self.near_push_ms: dict[int, int] = {}  # the same, rows requested for the coming day
         self.spilled = 0  # capped rows that found no room searching forward
 
     def feed(self, chunk: Chunk, names: Sequence[str]) -> None:
@@ -97,11 +104,10 @@ class Capacity:
         self.spilled += int(np.count_nonzero(~forward))
         start = np.maximum(req[capped], t[capped])  # a past target is placed from now (§6.2)
         push = np.where(forward, np.maximum(due[capped] - start, 0), self.search_span_ms)
-        days, inverse = np.unique((t[capped] + self.tz) // DAY_MS, return_inverse=True)
-        best = np.zeros(len(days), np.int64)
-        np.maximum.at(best, inverse, push)
-        for d, p in zip(days.tolist(), best.tolist(), strict=True):
-            self.push_ms[d] = max(self.push_ms.get(d, 0), p)
+        created_day = (t[capped] + self.tz) // DAY_MS
+        _furthest(self.push_ms, created_day, push)
+        near = req[capped] - t[capped] < DAY_MS
+        _furthest(self.near_push_ms, created_day[near], push[near])
 
     # -- the verdict ----------------------------------------------------------------------------
 
@@ -120,21 +126,24 @@ class Capacity:
         peak_share = share[peak_day]
         saturated = [d for d in days if share[d] > self.fail_share]
         # Fluid model over the requested days up to the run's last day (later days are only
-        # booked so far), and the measured horizon over the same stretch of creation days.
-        fluid: dict[int, float] = {}
+        # booked so far); the measured horizon over the same stretch of creation days.
+        fluid_ms: dict[int, float] = {}
         f = 0.0
         for d in range(min(days), self.last_day + 1):
             f = max(0.0, f + (demand.get(d, 0) - cap_day) / cap_day)
-            fluid[d] = f
+            fluid_ms[d] = f * DAY_MS
         in_run = [d for d in saturated if self.first_day <= d <= self.last_day]
-        g0 = in_run[0] if in_run else self.first_day  # the stretch the growth is measured over
-        span_days = self.last_day - g0 + 1
-        h_end_ms = self.push_ms.get(self.last_day, 0)
-        h_before_ms = self.push_ms.get(g0 - 1, 0)
-        growth_ms = (h_end_ms - h_before_ms) / span_days
-        f_end_ms = fluid[self.last_day] * DAY_MS
-        f_growth_ms = (fluid[self.last_day] - fluid.get(g0 - 1, 0.0)) * DAY_MS / span_days
+        g0 = in_run[0] if in_run else self.first_day  # the stretch the trend is measured over
+        span = range(g0, self.last_day + 1)
+        horizon = self.near_push_ms
+        seen = [horizon[d] for d in span if d in horizon] or [0]
+        h_end_ms = horizon.get(self.last_day, 0)
+        growth_ms = _slope_per_day({d: float(v) for d, v in horizon.items()}, span)
+        f_end_ms = fluid_ms[self.last_day]
+        f_growth_ms = _slope_per_day(fluid_ms, span)
         h_max_ms = max(self.push_ms.values(), default=0)
+        run_days = range(self.first_day, self.last_day + 1)
+        run_share = sum(demand.get(d, 0) for d in run_days) / (len(run_days) * cap_day)
         uncapped_peak = max(self.uncapped.values(), default=0) / cap_day
         n_of = self._day_number
 
@@ -147,13 +156,21 @@ class Capacity:
                 if first > self.last_day
                 else ""
             )
+            trend = fluid_trend = ""
+            if len(seen) > 1:
+                trend = (
+                    f" ({_dur(min(seen))} to {_dur(max(seen))} since day {n_of(g0)}, "
+                    f"trend {_signed(growth_ms)} per day)"
+                )
+                fluid_trend = f", trend {_signed(f_growth_ms)} per day"
             sentence = (
                 f"The windows saturate from day {n_of(first)} ({self._date(first)}{ahead}): "
                 f"demand {sum(over) / len(over):,.0f}/day against capacity {cap_day:,}/day on "
                 f"{len(saturated)} day(s) (peak {demand[peak_day]:,} on {self._date(peak_day)}, "
-                f"{peak_share:.0%}); backlog horizon at the end {_dur(h_end_ms)}, growing "
-                f"{_dur(growth_ms)} per day (fluid model: {_dur(f_end_ms)}, growing "
-                f"{_dur(f_growth_ms)} per day)."
+                f"{peak_share:.0%}); over the run's {len(run_days)} day(s) demand averaged "
+                f"{run_share:.0%} of capacity. A row requested for the coming day waited "
+                f"{_dur(h_end_ms)} for a window at the end{trend}; the fluid model, which "
+                f"serves rows in target order, says {_dur(f_end_ms)}{fluid_trend}."
             )
         else:
             severity = Severity.WARN if peak_share >= self.warn_share else Severity.OK
@@ -162,8 +179,8 @@ class Capacity:
                 f"{self._date(peak_day)}{', booked ahead' if peak_day > self.last_day else ''}"
                 f": {demand.get(peak_day, 0):,} of {cap_day:,} capped "
                 f"rows); placement pushed rows at most {_dur(h_max_ms)} past their target "
-                f"({_dur(h_end_ms)} on the last day); uncapped milestone/new rows add up to "
-                f"{uncapped_peak:.1%} of a day's capacity."
+                f"({_dur(h_end_ms)} for rows requested on the last day); uncapped "
+                f"milestone/new rows add up to {uncapped_peak:.1%} of a day's capacity."
             )
         worst_days = sorted(days, key=lambda d: (-share[d], d))[:EXAMPLES]
         return Finding(
@@ -178,11 +195,15 @@ class Capacity:
                 f"slots ({cap_day:,} here). Demand is the capped rows requested for a day "
                 "(placement forward, fallback or exhausted, by target day). Rows beyond a day's "
                 "capacity spill into later days; the fluid model F_d = max(0, F_(d-1) + "
-                "(a_d - c)/c) says the backlog horizon grows by (a_d - c)/c days per day while "
-                "a_d > c; it assumes rows are booked in target order, so rows booked days "
-                "ahead (long intervals, the archive pass) that take later windows first make the "
-                "measured horizon exceed it. The measured horizon is the furthest a capped row "
-                "created that day was pushed past max(target, creation) (fallback/exhausted "
+                "(a_d - c)/c) says the backlog grows by (a_d - c)/c days per day while a_d > c. "
+                "It serves rows in target order; the placement serves them in booking order: "
+                "rows booked days ahead (the weekly archive pass, 72-hour intervals) take their "
+                "windows first, so near full utilisation a row requested for now finds every "
+                "window up to the end of what is booked full, and the measured horizon can "
+                "exceed the model's by up to the booking horizon. The measured horizon of a day "
+                "is the furthest a capped row created that day and requested for the coming day "
+                "was pushed past max(target, creation); its trend is the least-squares slope "
+                "since the first saturated day (fallback/exhausted "
                 "rows: the whole forward-search span). Milestone/new rows (exact) increment "
                 "the same counters uncapped (§5 step 4) but are not counted as demand: they run "
                 "within minutes and are released (§6.4), and on saturated windows they land "
@@ -200,11 +221,25 @@ class Capacity:
                 "uncapped_total": sum(self.uncapped.values()),
                 "uncapped_peak_share": round(uncapped_peak, 4),
                 "spilled_rows": self.spilled,
+                "run_share": round(run_share, 4),
                 "horizon_end_h": round(h_end_ms / HOUR_MS, 3),
+                "horizon_min_h": round(min(seen) / HOUR_MS, 3),
+                "horizon_peak_h": round(max(seen) / HOUR_MS, 3),
                 "horizon_max_h": round(h_max_ms / HOUR_MS, 3),
                 "horizon_growth_h_per_day": round(growth_ms / HOUR_MS, 3),
                 "fluid_horizon_end_h": round(f_end_ms / HOUR_MS, 3),
                 "fluid_growth_h_per_day": round(f_growth_ms / HOUR_MS, 3),
+                "by_day": [
+                    {
+                        "day": self._date(d),
+                        **{ty: per_day.get(d, {}).get(ty, 0) for ty in ("normal", "archive")},
+                        "uncapped": self.uncapped.get(d, 0),
+                        "horizon_h": round(horizon.get(d, 0) / HOUR_MS, 3),
+                        "fluid_h": round(fluid_ms.get(d, 0.0) / HOUR_MS, 3),
+                        "booked_only": d > self.last_day,
+                    }
+                    for d in days
+                ],
             },
             examples=tuple(
                 {
@@ -215,12 +250,12 @@ class Capacity:
                     "uncapped": self.uncapped.get(d, 0),
                     "capacity": cap_day,
                     "share": round(share[d], 4),
-                    "horizon_h": round(self.push_ms.get(d, 0) / HOUR_MS, 3),
+                    "horizon_h": round(horizon.get(d, 0) / HOUR_MS, 3),
                     "booked_only": d > self.last_day,
                 }
                 for d in worst_days
             ),
-            plots=("occupancy.png", "occupancy_heatmap.png"),
+            plots=("capacity.png", "occupancy.png", "occupancy_heatmap.png"),
             thresholds={"warn_share": self.warn_share, "fail_share": self.fail_share},
         )
 
@@ -237,6 +272,11 @@ def _dur(ms: float) -> str:
     return duration(ms) if round(ms) else "0"
 
 
+def _signed(ms: float) -> str:
+    """A trend with its sign (``+2.1h``, ``-12m``, ``0``)."""
+    return f"+{_dur(ms)}" if round(ms) > 0 else _dur(ms)
+
+
 def _add(into: dict[Any, int], keys: np.ndarray, key_of: Any) -> None:
     """Count ``keys`` into ``into`` (one np.unique per chunk, not a loop over rows)."""
     if keys.size:
@@ -244,3 +284,22 @@ def _add(into: dict[Any, int], keys: np.ndarray, key_of: Any) -> None:
         for k, n in zip(values.tolist(), counts.tolist(), strict=True):
             key = key_of(k)
             into[key] = into.get(key, 0) + n
+
+
+def _furthest(into: dict[int, int], days: np.ndarray, push: np.ndarray) -> None:
+    """Keep, per day, the largest ``push`` of the rows of that day (one np.unique per chunk)."""
+    if not days.size:
+        return
+    values, inverse = np.unique(days, return_inverse=True)
+    best = np.zeros(len(values), np.int64)
+    np.maximum.at(best, inverse, push)
+    for d, p in zip(values.tolist(), best.tolist(), strict=True):
+        into[d] = max(into.get(d, 0), p)
+
+
+def _slope_per_day(points: dict[int, float], days: range) -> float:
+    """Least-squares slope of ``points`` (value per day) over ``days`` (0 under two points)."""
+    xs = [d for d in days if d in points]
+    if len(xs) < 2:
+        return 0.0
+    return float(np.polyfit(np.array(xs, float), np.array([points[d] for d in xs]), 1)[0])

@@ -1,0 +1,85 @@
+"""``capacity.png``: capped demand per day against the windows' capacity, and the backlog horizon.
+
+Drawn from the run's summary (finding ``capacity``'s ``by_day`` series,
+:mod:`sim.metrics.findings.capacity`), not from the series files. The upper panel stacks, per
+local day, the normal and archive rows requested for that day (the capped demand; days after the
+run's end are what was booked so far, drawn pale) with the uncapped milestone/new rows on top
+in grey, under the line of the day's capacity (cap x windows per day). The lower panel shows the
+measured backlog horizon of each day (how long a row requested for the coming day waited for a
+window) next to what the fluid model predicts: the gap between the two is the windows held by
+rows booked ahead (docs/report.md "Finding capacity").
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sim.report.plots import COLOURS, STYLE, PlotContext, count_axis, empty_note, save
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+FILE = "capacity.png"
+CAPTION = (
+    "Capacity against demand: capped rows requested per day (stacked by type; pale: booked "
+    "ahead of the run's end) against the windows' capacity, and the backlog horizon a row "
+    "requested for the coming day met, measured and by the fluid model (finding capacity)."
+)
+_PREFIX = "findings.capacity."
+
+
+def capacity(summary: dict[str, Any], ctx: PlotContext) -> Figure:
+    import matplotlib.pyplot as plt
+
+    rows: list[dict[str, Any]] = summary.get(_PREFIX + "by_day") or []
+    fig, (top, bottom) = plt.subplots(
+        2, 1, figsize=(12, 6.5), sharex=True, height_ratios=(3, 2), layout="constrained"
+    )
+    fig.suptitle(ctx.title("capacity against demand, per local day"), fontweight="bold")
+    if not rows:
+        empty_note(top, "no capped row was requested (or the run predates this finding)")
+        return fig
+    x = list(range(len(rows)))
+    alpha = [0.35 if r["booked_only"] else 1.0 for r in rows]
+    base = [0] * len(rows)
+    for ty in ("normal", "archive"):
+        values = [r[ty] for r in rows]
+        for xi, v, b, a in zip(x, values, base, alpha, strict=True):
+            top.bar(xi, v, bottom=b, color=COLOURS[ty], alpha=a, width=0.8)
+        top.bar([], [], color=COLOURS[ty], label=f"{ty} (capped)")
+        base = [b + v for b, v in zip(base, values, strict=True)]
+    top.bar(x, [r["uncapped"] for r in rows], bottom=base, color="0.75", width=0.8)
+    top.bar([], [], color="0.75", label="milestone/new (uncapped)")
+    per_day = summary.get(_PREFIX + "capacity_per_day", 0)
+    top.axhline(per_day, color="black", lw=1.2, ls="--", label=f"capacity {per_day:,}/day")
+    top.set_ylabel("rows requested for the day")
+    count_axis(top)
+    top.legend(loc="upper left", ncol=4, fontsize="small")
+
+    in_run = [xi for xi, r in zip(x, rows, strict=True) if not r["booked_only"]]
+    bottom.plot(
+        in_run, [rows[i]["horizon_h"] / 24 for i in in_run], marker="o", ms=3,
+        color="#d62728", label="measured: wait of a row requested for the coming day",
+    )  # fmt: skip
+    bottom.plot(
+        in_run, [rows[i]["fluid_h"] / 24 for i in in_run], ls="--", color="0.3",
+        label="fluid model (rows served in target order)",
+    )  # fmt: skip
+    bottom.set_ylabel("backlog horizon (days)")
+    bottom.set_ylim(bottom=0)
+    bottom.legend(loc="upper left", fontsize="small")
+    step = max(1, len(rows) // 15)
+    bottom.set_xticks(x[::step], [r["day"][5:] for r in rows][::step])
+    bottom.set_xlabel(f"local day ({ctx.tz_label}; demand by target day, horizon by creation day)")
+    return fig
+
+
+def draw_capacity(out_dir: Path, summary: dict[str, Any], ctx: PlotContext) -> Path:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    with plt.rc_context(STYLE):
+        return save(capacity(summary, ctx), out_dir / FILE)
