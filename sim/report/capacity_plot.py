@@ -31,6 +31,7 @@ _PREFIX = "findings.capacity."
 
 def capacity(summary: dict[str, Any], ctx: PlotContext) -> Figure:
     import matplotlib.pyplot as plt
+    from matplotlib.patches import Patch
 
     rows: list[dict[str, Any]] = summary.get(_PREFIX + "by_day") or []
     fig, (top, bottom) = plt.subplots(
@@ -47,15 +48,20 @@ def capacity(summary: dict[str, Any], ctx: PlotContext) -> Figure:
         values = [r[ty] for r in rows]
         for xi, v, b, a in zip(x, values, base, alpha, strict=True):
             top.bar(xi, v, bottom=b, color=COLOURS[ty], alpha=a, width=0.8)
-        top.bar([], [], color=COLOURS[ty], label=f"{ty} (capped)")
         base = [b + v for b, v in zip(base, values, strict=True)]
     top.bar(x, [r["uncapped"] for r in rows], bottom=base, color="0.75", width=0.8)
-    top.bar([], [], color="0.75", label="milestone/new (uncapped)")
     per_day = summary.get(_PREFIX + "capacity_per_day", 0)
-    top.axhline(per_day, color="black", lw=1.2, ls="--", label=f"capacity {per_day:,}/day")
+    line = top.axhline(per_day, color="black", lw=1.2, ls="--", label=f"capacity {per_day:,}/day")
     top.set_ylabel("rows requested for the day")
     count_axis(top)
-    top.legend(loc="upper left", ncol=4, fontsize="small")
+    # Bars drawn one by one (each with its own alpha) carry no label: the legend gets patches.
+    handles = [
+        line,
+        *(Patch(color=COLOURS[ty], label=f"{ty} (capped)") for ty in ("normal", "archive")),
+        Patch(color="0.75", label="milestone/new (uncapped)"),
+        Patch(color=COLOURS["archive"], alpha=0.35, label="booked ahead of the run's end"),
+    ]
+    top.legend(handles=handles, loc="upper left", ncol=5, fontsize="small")
 
     in_run = [xi for xi, r in zip(x, rows, strict=True) if not r["booked_only"]]
     bottom.plot(
@@ -68,7 +74,7 @@ def capacity(summary: dict[str, Any], ctx: PlotContext) -> Figure:
     )  # fmt: skip
     bottom.set_ylabel("backlog horizon (days)")
     bottom.set_ylim(bottom=0)
-    bottom.legend(loc="upper left", fontsize="small")
+    bottom.legend(loc="center right", fontsize="small")
     step = max(1, len(rows) // 15)
     bottom.set_xticks(x[::step], [r["day"][5:] for r in rows][::step])
     bottom.set_xlabel(f"local day ({ctx.tz_label}; demand by target day, horizon by creation day)")
