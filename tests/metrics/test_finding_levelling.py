@@ -83,7 +83,8 @@ def test_rows_pushed_hours_past_their_window_warn_then_fail() -> None:
     ]
     assert m[p + "sentence"] == (
         "Levelling moved 80% of 20 capped rows out of their target's 5-minute window, the most "
-        "from the window of 2031-01-06T02:00:00+08:00 (16 normal rows); the p99 delay (due minus "
+        "from the window of 2031-01-06T02:00:00+08:00 (16 rows; the furthest, a normal row, by "
+        "5.3h); the p99 delay (due minus "
         "requested time) was 5.3h for normal (warn at 1h): over the threshold for normal."
     )
     assert log.reduce(levelling(fail_p99=5 * HOUR))[p + "severity"] == "fail"

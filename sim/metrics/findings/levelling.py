@@ -158,10 +158,11 @@ class Levelling:
             )
             where = ""
             if worst_windows:
-                win, (n, _d, _a, t) = worst_windows[0]
+                # The count is of every capped type; the type named is the furthest row's.
+                win, (n, d, _a, t) = worst_windows[0]
                 where = (
                     f", the most from the window of {local(win, self.tz_offset_ms)} "
-                    f"({n:,} {word(t)} rows)"
+                    f"({n:,} rows; the furthest, a {word(t)} row, by {duration(d)})"
                 )
             sentence = (
                 f"Levelling moved {share:.0%} of {rows:,} capped rows out of their target's "
