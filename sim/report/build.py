@@ -124,20 +124,14 @@ def draw_report(
     out_dir: Path, scenario: Scenario, manifest: dict[str, Any], summary: dict[str, Any]
 ) -> list[Path]:
     """Draw every PNG and ``report.html`` from the CSV files in ``out_dir``."""
-    from sim.report.capacity_plot import draw_capacity
-    from sim.report.figures import draw_run
+    from sim.report.figures import draw_run, draw_summary
     from sim.report.html import write_html
     from sim.report.plots import PlotContext
-    from sim.report.why_late import draw_why_late
 
     tables = read_tables(out_dir, list(TABLES))
     summary = as_saved(summary)
     ctx = PlotContext.of(scenario, manifest)
-    pngs = [
-        *draw_run(out_dir, tables, ctx),
-        draw_capacity(out_dir, summary, ctx),
-        draw_why_late(out_dir, summary, ctx),
-    ]
+    pngs = [*draw_run(out_dir, tables, ctx), *draw_summary(out_dir, summary, ctx)]
     page = write_html(out_dir / REPORT_FILE, scenario, manifest, summary, pngs, tables)
     return [*pngs, page]
 

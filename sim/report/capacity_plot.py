@@ -12,10 +12,9 @@ rows booked ahead (docs/report.md "Finding capacity").
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sim.report.plots import COLOURS, STYLE, PlotContext, count_axis, empty_note, save
+from sim.report.plots import COLOURS, PlotContext, count_axis, empty_note
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -31,6 +30,7 @@ _PREFIX = "findings.capacity."
 
 def capacity(summary: dict[str, Any], ctx: PlotContext) -> Figure:
     import matplotlib.pyplot as plt
+    from matplotlib.colors import to_rgba
     from matplotlib.patches import Patch
 
     rows: list[dict[str, Any]] = summary.get(_PREFIX + "by_day") or []
@@ -42,19 +42,18 @@ def capacity(summary: dict[str, Any], ctx: PlotContext) -> Figure:
         empty_note(top, "no capped row was requested (or the run predates this finding)")
         return fig
     x = list(range(len(rows)))
-    alpha = [0.35 if r["booked_only"] else 1.0 for r in rows]
     base = [0] * len(rows)
     for ty in ("normal", "archive"):
         values = [r[ty] for r in rows]
-        for xi, v, b, a in zip(x, values, base, alpha, strict=True):
-            top.bar(xi, v, bottom=b, color=COLOURS[ty], alpha=a, width=0.8)
+        pale = [to_rgba(COLOURS[ty], 0.35 if r["booked_only"] else 1.0) for r in rows]
+        top.bar(x, values, bottom=base, color=pale, width=0.8)
         base = [b + v for b, v in zip(base, values, strict=True)]
     top.bar(x, [r["uncapped"] for r in rows], bottom=base, color="0.75", width=0.8)
     per_day = summary.get(_PREFIX + "capacity_per_day", 0)
     line = top.axhline(per_day, color="black", lw=1.2, ls="--", label=f"capacity {per_day:,}/day")
     top.set_ylabel("rows requested for the day")
     count_axis(top)
-    # Bars drawn one by one (each with its own alpha) carry no label: the legend gets patches.
+    # The bars' colours vary per day (pale: booked ahead), so the legend gets patches.
     handles = [
         line,
         *(Patch(color=COLOURS[ty], label=f"{ty} (capped)") for ty in ("normal", "archive")),
@@ -79,13 +78,3 @@ def capacity(summary: dict[str, Any], ctx: PlotContext) -> Figure:
     bottom.set_xticks(x[::step], [r["day"][5:] for r in rows][::step])
     bottom.set_xlabel(f"local day ({ctx.tz_label}; demand by target day, horizon by creation day)")
     return fig
-
-
-def draw_capacity(out_dir: Path, summary: dict[str, Any], ctx: PlotContext) -> Path:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    with plt.rc_context(STYLE):
-        return save(capacity(summary, ctx), out_dir / FILE)

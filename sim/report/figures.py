@@ -8,17 +8,19 @@ drawing function; :func:`draw_run` draws them all. matplotlib is imported inside
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
 
+from sim.report import capacity_plot, why_late
 from sim.report.plots import (
     COLOURS,
     F8,
     STYLE,
     FigureFn,
     PlotContext,
+    SummaryFigureFn,
     coarsen,
     count_axis,
     days,
@@ -416,3 +418,23 @@ def draw_run(out_dir: Path, tables: dict[str, Table], ctx: PlotContext) -> list[
         for name, _caption, draw in RUN_FIGURES:
             paths.append(save(draw(tables, ctx), out_dir / name))
     return paths
+
+
+SUMMARY_FIGURES: list[tuple[str, str, SummaryFigureFn]] = [
+    (capacity_plot.FILE, capacity_plot.CAPTION, capacity_plot.capacity),
+    (why_late.FILE, why_late.CAPTION, why_late.why_late),
+]
+"""Figures drawn from ``summary.json`` (the findings' numbers), not from the series tables."""
+
+
+def draw_summary(out_dir: Path, summary: dict[str, Any], ctx: PlotContext) -> list[Path]:
+    """Draw every figure of :data:`SUMMARY_FIGURES` into ``out_dir``; returns the PNG paths."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    with plt.rc_context(STYLE):
+        return [
+            save(draw(summary, ctx), out_dir / name) for name, _caption, draw in SUMMARY_FIGURES
+        ]

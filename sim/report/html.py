@@ -125,12 +125,9 @@ def render(
     tables: dict[str, Table],
 ) -> str:
     """The page's HTML text."""
-    from sim.report import capacity_plot, why_late
-    from sim.report.figures import RUN_FIGURES
+    from sim.report.figures import RUN_FIGURES, SUMMARY_FIGURES
 
-    captions = {name: caption for name, caption, _ in RUN_FIGURES}
-    captions[why_late.FILE] = why_late.CAPTION
-    captions[capacity_plot.FILE] = capacity_plot.CAPTION
+    captions = {name: caption for name, caption, _ in [*RUN_FIGURES, *SUMMARY_FIGURES]}
     figures = [
         {
             "id": p.stem,

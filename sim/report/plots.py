@@ -236,6 +236,7 @@ def coarsen(
 
 
 FigureFn = Callable[[dict[str, Table], PlotContext], "Figure"]
+SummaryFigureFn = Callable[[dict[str, Any], PlotContext], "Figure"]
 
 
 def save(fig: Figure, path: Path) -> Path:

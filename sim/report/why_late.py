@@ -9,10 +9,9 @@ left of zero.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sim.report.plots import STYLE, PlotContext, empty_note, save, seconds_label
+from sim.report.plots import PlotContext, empty_note, seconds_label
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -59,13 +58,3 @@ def why_late(summary: dict[str, Any], ctx: PlotContext) -> Figure:
     ax.xaxis.set_major_formatter(lambda v, _pos: seconds_label(v))
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.35), ncol=6)
     return fig
-
-
-def draw_why_late(out_dir: Path, summary: dict[str, Any], ctx: PlotContext) -> Path:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    with plt.rc_context(STYLE):
-        return save(why_late(summary, ctx), out_dir / FILE)

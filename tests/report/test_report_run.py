@@ -14,13 +14,13 @@ import numpy as np
 import pytest
 
 from sim.metrics.findings import findings_in, verdict_sentence
-from sim.report import TABLES, capacity_plot, crossings_for, read_tables, why_late
-from sim.report.figures import RUN_FIGURES
+from sim.report import TABLES, crossings_for, read_tables
+from sim.report.figures import RUN_FIGURES, SUMMARY_FIGURES
 from sim.report.run_files import read_scenario
 from sim.units import HOUR_MS
 from tests.report.conftest import sim
 
-PNGS = [*(name for name, _, _ in RUN_FIGURES), capacity_plot.FILE, why_late.FILE]
+PNGS = [name for name, _, _ in [*RUN_FIGURES, *SUMMARY_FIGURES]]
 REPORT = [*(f"{t}.csv" for t in TABLES), *PNGS, "report.html", "findings.md"]
 TYPES = ("new", "milestone", "normal", "archive")
 

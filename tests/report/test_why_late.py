@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from sim.report.figures import draw_summary
 from sim.report.plots import PlotContext
-from sim.report.why_late import draw_why_late, why_late
+from sim.report.why_late import FILE, why_late
 
 CTX = PlotContext("t", 0, 1000, 50, 0, 3_600_000, False)
 
@@ -26,7 +27,8 @@ def test_a_bar_per_type_stacks_its_parts_with_the_tick_left_of_zero(tmp_path: Pa
     assert (0.0, 0.5) in bars
     assert {(-2.0, 2.0), (0.0, 3.0), (3.0, 1.0)} <= set(bars)
     assert [t.get_text() for t in ax.get_yticklabels()] == ["new (p99 tail)", "normal (p99 tail)"]
-    assert draw_why_late(tmp_path, summary, CTX).exists()
+    assert tmp_path / FILE in draw_summary(tmp_path, summary, CTX)
+    assert (tmp_path / FILE).exists()
 
 
 def test_without_scheduled_snapshots_the_figure_says_so() -> None:

@@ -34,7 +34,7 @@ have room, each pending one does hold a slot.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -138,7 +138,7 @@ class Capacity:
         horizon = self.near_push_ms
         seen = [horizon[d] for d in span if d in horizon] or [0]
         h_end_ms = horizon.get(self.last_day, 0)
-        growth_ms = _slope_per_day({d: float(v) for d, v in horizon.items()}, span)
+        growth_ms = _slope_per_day(horizon, span)
         f_end_ms = fluid_ms[self.last_day]
         f_growth_ms = _slope_per_day(fluid_ms, span)
         h_max_ms = max(self.push_ms.values(), default=0)
@@ -297,7 +297,7 @@ def _furthest(into: dict[int, int], days: np.ndarray, push: np.ndarray) -> None:
         into[d] = max(into.get(d, 0), p)
 
 
-def _slope_per_day(points: dict[int, float], days: range) -> float:
+def _slope_per_day(points: Mapping[int, float], days: range) -> float:
     """Least-squares slope of ``points`` (value per day) over ``days`` (0 under two points)."""
     xs = [d for d in days if d in points]
     if len(xs) < 2:
