@@ -4,7 +4,7 @@
 
     a = api.run("tests/data/small.toml", out="reports/a", overrides={"duration": "6h"})
     b = api.run("tests/data/small.toml", out="reports/b",
-                overrides={"duration": "6h", "switches.window_cap": 20})
+                overrides={"duration": "6h", "design.window_cap": 20})
     api.tables(a.out_dir)["lateness_hourly"]          # the CSV time series as numpy columns
     cmp = api.compare(a.out_dir, b.out_dir, tolerances=["lateness.*.p99_s=+5"])
     cmp.passed, cmp.changed()
@@ -39,7 +39,7 @@ def _toml_value(value: Any) -> str:
 
 
 def override_specs(overrides: Mapping[str, Any] | Sequence[str]) -> list[str]:
-    """``{"switches.window_cap": 2000}`` -> ``["switches.window_cap=2000"]`` (``--set`` specs);
+    """``{"design.window_cap": 2000}`` -> ``["design.window_cap=2000"]`` (``--set`` specs);
     a sequence of specs passes through."""
     if isinstance(overrides, Mapping):
         return [f"{key}={_toml_value(value)}" for key, value in overrides.items()]

@@ -25,6 +25,7 @@ def cli() -> None:
 def _register() -> None:
     # Each command module imports its heavy dependencies (matplotlib, the model) inside the
     # command, so that `sim --help` stays fast.
+    from sim.cli import capacity as _capacity
     from sim.cli import check as _check
     from sim.cli import compare as _compare
     from sim.cli import curves as _curves
@@ -39,6 +40,7 @@ def _register() -> None:
     cli.add_command(_plot.plot)
     cli.add_command(_compare.compare)
     cli.add_command(_sweep.sweep)
+    cli.add_command(_capacity.capacity)
     cli.add_command(_curves.curves)
     cli.add_command(_load.load)
     cli.add_command(_explain.explain)

@@ -25,7 +25,7 @@ def scenario_options(fn: F) -> F:
         "overrides",
         multiple=True,
         metavar="KEY.PATH=VALUE",
-        help="Override a scenario field, e.g. --set switches.window_cap=2000 (repeatable).",
+        help="Override a scenario field, e.g. --set design.window_cap=2000 (repeatable).",
     )(fn)
     fn = click.option(
         "--seed", type=click.IntRange(min=0), default=None, help="Override the scenario's seed."

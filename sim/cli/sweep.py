@@ -28,7 +28,7 @@ from sim.cli.exits import EXIT_INTERRUPTED
     "sets",
     multiple=True,
     metavar="KEY.PATH=V1,V2,...",
-    help="A parameter and its values, e.g. --set switches.window_cap=1000,2000,3000; one "
+    help="A parameter and its values, e.g. --set design.window_cap=1000,2000,3000; one "
     "value applies to every point (repeatable; the grid is the cartesian product).",
 )
 @click.option(

@@ -94,7 +94,7 @@ def new_continuation_ms(age_ms: Ms, views: int, switches: Switches, params: Para
     Seed 000: "发布时间 < 48小时且速度 > 10/小时 → 继续调度下一次 new". Both profiles measure speed
     as the **average since publication** (``views / age``) — the note is silent on which speed,
     so the deployed one applies. The 10 views/h floor applies once the age exceeds
-    ``switches.new_speed_floor_after_ms`` (0 in design; 2 h deployed, §16.4). The bounds: design
+    ``params.new_speed_floor_after_ms`` (0 in design; 2 h deployed, §16.4). The bounds: design
     (switch ``new_stop_at_bounds``) continues only while age < 48 h and speed > 10 views/h, as
     the note says; the deployed code stops only when age > 48 h or speed < 10 views/h, so exactly
     48 h and exactly 10 views/h continue (§9 step 5). The interval is 240 min, 120 above 50
@@ -108,7 +108,7 @@ def new_continuation_ms(age_ms: Ms, views: int, switches: Switches, params: Para
     """
     age_h = age_ms / HOUR_MS
     vph = jsmath.div(views, age_h)  # age 0 gives inf (or NaN for 0 views), as in JavaScript
-    floor_applies = age_ms > switches.new_speed_floor_after_ms
+    floor_applies = age_ms > params.new_speed_floor_after_ms
     max_age, min_vph = params.new_max_age_ms, params.new_min_vph
     if switches.new_stop_at_bounds:  # seed 000: continue only if < 48 h and > 10 views/h
         if age_ms >= max_age or (floor_applies and not vph > min_vph):

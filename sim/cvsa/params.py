@@ -3,10 +3,14 @@
 Periods, look-aheads, limits, priorities, the cleanup timeout, the window length, the milestone
 clamps and thresholds, the interval tables, the new-song offsets, the retry delays: every number
 the rules use is a field here, with its meaning and its citation, and reaches the rules as an
-argument (``params``), never as a module constant. Both profiles share these values today: the
-design note states them, or is silent and the deployed code decides (reference §17). The numbers
-on which the note and the deployed code *disagree* are switches (:mod:`sim.cvsa.profile`).
-``docs/profiles.md`` lists every field (:mod:`sim.scenario.profile_doc`).
+argument (``params``), never as a module constant. Each profile has its own :class:`Params`
+(:data:`DESIGN_PARAMS`, :data:`CVSA_2026_PARAMS`): most values are shared (the design note states
+them, or is silent and the deployed code decides, reference §17); the numbers on which the note
+and the deployed code disagree (the cap, the look-backs, ...) carry a ``basis`` saying why
+``design`` has its value. Behaviours that differ are switches (:mod:`sim.cvsa.profile`). A
+scenario's ``[design]`` table overrides any field (:func:`sim.cvsa.param_rules.check_params`
+states the rules every combination must keep). ``docs/profiles.md`` lists every field
+(:mod:`sim.scenario.profile_doc`).
 
 Durations are milliseconds (names end in ``_ms``); hours end in ``_h``; rates per hour in
 ``_vph``. A field's metadata holds ``doc`` (one line) and ``cite``.
@@ -14,15 +18,16 @@ Durations are milliseconds (names end in ``_ms``); hours end in ``_h``; rates pe
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Final, NamedTuple
 
 from sim.units import DAY_MS, HOUR_MS, MINUTE_MS, SECOND_MS, WEEK_MS, Ms
 
 
-def _doc(doc: str, cite: str) -> dict[str, str]:
-    """A field's metadata: its meaning in one line and where it is specified."""
-    return {"doc": doc, "cite": cite}
+def _doc(doc: str, cite: str, basis: str = "") -> dict[str, str]:
+    """A field's metadata: its meaning in one line, where it is specified, and why the
+    ``design`` profile has its value where the profiles differ (``basis``)."""
+    return {"doc": doc, "cite": cite, "basis": basis}
 
 
 class FactorCoefficients(NamedTuple):
@@ -100,6 +105,30 @@ class Params:
             "reference §8.1, §19.9 (note: 每15秒)",
         ),
     )
+    single_tick_lookback_ms: Ms | None = field(
+        default=None,
+        metadata=_doc(
+            "snapshotTick skips rows due longer ago than this (unbounded: all due rows)",
+            "seed 000; reference §7.1, §16.1",
+            "note: 未来1秒内到期 (no lower bound)",
+        ),
+    )
+    bulk_tick_lookback_ms: Ms | None = field(
+        default=None,
+        metadata=_doc(
+            "bulkSnapshotTick skips rows due longer ago than this (unbounded: all due rows)",
+            "reference §8.1, §16.3",
+            "note: no lower bound",
+        ),
+    )
+    bulk_batch_size: int = field(
+        default=30,
+        metadata=_doc(
+            "aids per bulkSnapshotVideo job (one API call)",
+            "reference §8.2, §16.3, §16.14",
+            "note silent: deployed",
+        ),
+    )
     bulk_tick_limit: int = field(
         default=1000,
         metadata=_doc(
@@ -128,6 +157,14 @@ class Params:
         default=3,
         metadata=_doc(
             "bulkSnapshotVideo priority of a batch of normal rows", "seed 000; reference §8.2"
+        ),
+    )
+    archive_bulk_priority: int = field(
+        default=2,
+        metadata=_doc(
+            "BullMQ priority of a bulk job holding archive rows",
+            "seed 000; reference §8.2, §16.2",
+            "note: archive=2",
         ),
     )
 
@@ -166,6 +203,42 @@ class Params:
         metadata=_doc(
             "length of a load-levelling window (started_at_5min_utc); the jitter spans one window",
             "seed 000 adjustSnapshotTime (5分钟); reference §6.1, §6.2",
+        ),
+    )
+    window_cap: int = field(
+        default=1000,
+        metadata=_doc(
+            "max rows per window that adjustSnapshotTime reserves",
+            "seed 000 (每个5分钟时间窗口内不超过1000个快照); reference §6.2, §16.9",
+            "note: 不超过1000",
+        ),
+    )
+    # The note says "10天（4032个窗口）"; 4032 windows are 14 days. The issue fixes the count.
+    forward_search_windows: int = field(
+        default=4032,
+        metadata=_doc(
+            "windows probed forward from the target's window (4032 = 14 d; 2880 = the "
+            "note's literal '10 days')",
+            "seed 000; reference §6.2, §16.9, §19.4",
+            "note: its count 4032 (its '10天' would be 2880)",
+        ),
+    )
+    backward_search_windows: int = field(
+        default=6,
+        metadata=_doc(
+            "fallback windows re-probed backwards after a failed forward search (offsets 0, "
+            "-1, ...)",
+            "seed 000; reference §6.2, §19.4",
+            "note: for i = 0 to 5",
+        ),
+    )
+    window_refresh_every_ms: Ms | None = field(
+        default=None,
+        metadata=_doc(
+            "period of the window-count rebuild from pending rows (never = only at start-up and "
+            "on demand)",
+            "reference §6.3",
+            "issue text (the note describes no refresh)",
         ),
     )
     window_refresh_horizon_ms: Ms = field(
@@ -296,6 +369,14 @@ class Params:
             "reference §13.2",
         ),
     )
+    new_speed_floor_after_ms: Ms = field(
+        default=0,
+        metadata=_doc(
+            "the new continuation's speed floor applies only once the video is older than this",
+            "seed 000; reference §9 step 5, §16.4",
+            "note: 速度 > 10/小时 always",
+        ),
+    )
     new_max_age_ms: Ms = field(
         default=48 * HOUR_MS,
         metadata=_doc(
@@ -365,5 +446,19 @@ class Params:
     )
 
 
-DEFAULT_PARAMS: Final = Params()
-"""The numbers of both profiles."""
+DESIGN_PARAMS: Final = Params()
+"""The ``design`` profile's numbers (the defaults above)."""
+
+CVSA_2026_PARAMS: Final = replace(
+    DESIGN_PARAMS,
+    window_cap=3000,
+    window_refresh_every_ms=5 * MINUTE_MS,
+    single_tick_lookback_ms=1 * MINUTE_MS,
+    bulk_tick_lookback_ms=2 * MINUTE_MS,
+    archive_bulk_priority=3,
+    new_speed_floor_after_ms=2 * HOUR_MS,
+)
+"""The ``cvsa-2026`` profile's numbers: the deployed code at 421da02 (reference §16)."""
+
+DEFAULT_PARAMS: Final = DESIGN_PARAMS
+"""The numbers a bare model uses (tests, helpers): the ``design`` profile's."""

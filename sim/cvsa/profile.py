@@ -10,7 +10,8 @@ name. Two profiles are named (style-anchors R8: "faithful" versus "fixed" is a s
 
 A scenario picks a profile and may override single switches in its ``[switches]`` table (the
 scenario layer validates the values); :func:`resolve` combines the two. The design's numbers,
-which both profiles share, are :class:`~sim.cvsa.params.Params` (:func:`params_of`).
+each profile's own, are :class:`~sim.cvsa.params.Params` (:func:`params_of`, with a
+scenario's ``[design]`` overrides).
 ``docs/profiles.md`` is generated from both by :mod:`sim.scenario.profile_doc`
 (``python -m sim.scenario.profile_doc docs/profiles.md``).
 """
@@ -22,7 +23,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
-from sim.cvsa.params import DEFAULT_PARAMS, Params
+from sim.cvsa.param_rules import ParamProblem, check_params
+from sim.cvsa.params import CVSA_2026_PARAMS, DESIGN_PARAMS, Params
 
 RetryPolicy = Literal["backoff", "cvsa"]
 
@@ -40,43 +42,12 @@ class Switches:
     """One value per design-vs-deployed difference (reference §16); see ``docs/profiles.md``."""
 
     # --- adjustSnapshotTime (§6) ---
-    window_cap: int = field(
-        metadata=_meta(
-            "max rows per 5-min window that adjustSnapshotTime reserves",
-            "seed 000; reference §6.2, §16.9",
-            "note: 不超过1000",
-        )
-    )
-    forward_search_windows: int = field(
-        metadata=_meta(
-            "windows probed forward from the target's window (4032 = 14 d; 2880 = the "
-            "note's literal '10 days')",
-            "seed 000; reference §6.2, §16.9, §19.4",
-            "note: its count 4032 (its '10天' would be 2880)",
-        )
-    )
-    backward_search_windows: int = field(
-        metadata=_meta(
-            "fallback windows re-probed backwards after a failed forward search (offsets 0, "
-            "-1, ...)",
-            "seed 000; reference §6.2, §19.4",
-            "note: for i = 0 to 5",
-        )
-    )
     fallback_bare_window_start: bool = field(
         metadata=_meta(
             "the fallback returns the bare window start (no jitter, may be in the past) instead of "
             "jitter and never-before-now",
             "reference §6.2 step 3, §16.9, §19.4",
             "note: 同上逻辑",
-        )
-    )
-    window_refresh_every_ms: int | None = field(
-        metadata=_meta(
-            "period of the window-count rebuild from pending rows (never = only at start-up and on "
-            "demand)",
-            "reference §6.3",
-            "issue text (the note describes no refresh)",
         )
     )
     cleanup_decrements: bool = field(
@@ -87,37 +58,11 @@ class Switches:
         )
     )
     # --- ticks (§7, §8) ---
-    single_tick_lookback_ms: int | None = field(
-        metadata=_meta(
-            "snapshotTick skips rows due longer ago than this (unbounded: all due rows)",
-            "seed 000; reference §7.1, §16.1",
-            "note: 未来1秒内到期 (no lower bound)",
-        )
-    )
     single_tick_takes_archive: bool = field(
         metadata=_meta(
             "snapshotTick (type != normal) also takes archive rows",
             "reference §7.1, §16.1, §19.9",
             "note: archive is scanned by bulkSnapshotTick (类型概览)",
-        )
-    )
-    archive_bulk_priority: int = field(
-        metadata=_meta(
-            "BullMQ priority of a bulk job holding archive rows (normal is 3 in both)",
-            "seed 000; reference §8.2, §16.2",
-            "note: archive=2",
-        )
-    )
-    bulk_tick_lookback_ms: int | None = field(
-        metadata=_meta(
-            "bulkSnapshotTick skips rows due longer ago than this (unbounded: all due rows)",
-            "reference §8.1, §16.3",
-            "note: no lower bound",
-        )
-    )
-    bulk_batch_size: int = field(
-        metadata=_meta(
-            "aids per bulkSnapshotVideo job (one API call)", "reference §8.2, §16.3, §16.14", SILENT
         )
     )
     bulk_aids_as_ids_bug: bool = field(
@@ -136,14 +81,6 @@ class Switches:
             "new row is active)",
             "reference §9 step 5, §13.3, §16.4",
             "issue text (the 4 initial rows must be forced for the note's list to work)",
-        )
-    )
-    new_speed_floor_after_ms: int = field(
-        metadata=_meta(
-            "the 10 views/h floor of the new continuation applies only once the video is older "
-            "than this",
-            "seed 000; reference §9 step 5, §16.4",
-            "note: 速度 > 10/小时 always",
         )
     )
     new_stop_at_bounds: bool = field(
@@ -275,21 +212,11 @@ class Switches:
 
 
 DESIGN: Final = Switches(
-    window_cap=1000,  # seed 000: 每个5分钟时间窗口内不超过1000个快照
-    # The note says "10天（4032个窗口）"; 4032 windows are 14 days. The issue fixes the count.
-    forward_search_windows=4032,
-    backward_search_windows=6,  # seed 000: for i = 0 to 5
     fallback_bare_window_start=False,  # seed 000: the fallback loop is "同上逻辑"
-    window_refresh_every_ms=None,  # the note has no refresh: rebuild at start-up/on demand only
     cleanup_decrements=True,  # issue text: design decrements the windows of deleted pending rows
-    single_tick_lookback_ms=None,  # seed 000: "started_at 在未来1秒内到期" has no lower bound
     single_tick_takes_archive=False,  # seed 000: snapshotTick handles milestone and new
-    archive_bulk_priority=2,  # seed 000: normal=3, archive=2
-    bulk_tick_lookback_ms=None,  # seed 000 gives no lower bound
-    bulk_batch_size=30,  # note silent: deployed (reference §8.2)
     bulk_aids_as_ids_bug=False,
     new_successors_forced=False,  # initial 4 rows forced, continuations not (one chain)
-    new_speed_floor_after_ms=0,  # seed 000: 速度 > 10/小时, from the first snapshot
     new_stop_at_bounds=True,  # seed 000: 继续 only when < 48小时 and > 10/小时
     collect_songs_fallback=True,  # note silent: deployed (reference §13.2)
     piecewise_factor=False,  # seed 000: log(4.5 / log(x + 100), 1.054) + 0.601
@@ -310,20 +237,11 @@ DESIGN: Final = Switches(
 """The ``design`` profile: seed 000, and the deployed code where the note is silent."""
 
 CVSA_2026: Final = Switches(
-    window_cap=3000,
-    forward_search_windows=4032,
-    backward_search_windows=6,
     fallback_bare_window_start=True,
-    window_refresh_every_ms=300_000,
     cleanup_decrements=False,
-    single_tick_lookback_ms=60_000,
     single_tick_takes_archive=True,
-    archive_bulk_priority=3,
-    bulk_tick_lookback_ms=120_000,
-    bulk_batch_size=30,
     bulk_aids_as_ids_bug=True,
     new_successors_forced=True,
-    new_speed_floor_after_ms=7_200_000,
     new_stop_at_bounds=False,
     collect_songs_fallback=True,
     piecewise_factor=True,
@@ -349,11 +267,12 @@ SWITCH_NAMES: Final = tuple(f.name for f in dataclasses.fields(Switches))
 
 
 PROFILE_PARAMS: Final[Mapping[str, Params]] = {
-    "design": DEFAULT_PARAMS,
-    "cvsa-2026": DEFAULT_PARAMS,
+    "design": DESIGN_PARAMS,
+    "cvsa-2026": CVSA_2026_PARAMS,
 }
-"""Each profile's numbers: the same in both (the design note states them, or is silent and the
-deployed code decides, reference §17)."""
+"""Each profile's numbers (:mod:`sim.cvsa.params`): most shared, the cap and the look-backs not."""
+
+PARAM_NAMES: Final = tuple(f.name for f in dataclasses.fields(Params))
 
 
 class UnknownSwitch(ValueError):
@@ -388,11 +307,32 @@ def resolve(profile_name: str, overrides: Mapping[str, object]) -> Switches:
     return dataclasses.replace(PROFILES[profile_name], **changes)
 
 
-def params_of(profile_name: str) -> Params:
-    """The design's numbers under ``profile_name`` (:class:`~sim.cvsa.params.Params`).
+class InvalidParams(ValueError):
+    """Overrides of the design's numbers that break a rule of :func:`check_params`."""
+
+    def __init__(self, problems: list[ParamProblem]) -> None:
+        self.problems = problems
+        super().__init__("; ".join(f"{p.name} {p.rule} (got {p.value!r})" for p in problems))
+
+
+def params_of(profile_name: str, overrides: Mapping[str, object] | None = None) -> Params:
+    """The design's numbers under ``profile_name`` with ``overrides`` (a scenario's
+    ``[design]`` table, already typed by the scenario layer) applied.
 
     Raises:
-        UnknownSwitch: for an unknown profile name.
+        UnknownSwitch: for an unknown profile or parameter name.
+        InvalidParams: when the combination breaks a rule (:func:`check_params`).
     """
     _known_profile(profile_name)
-    return PROFILE_PARAMS[profile_name]
+    base = PROFILE_PARAMS[profile_name]
+    if not overrides:
+        return base
+    unknown = sorted(set(overrides) - set(PARAM_NAMES))
+    if unknown:
+        raise UnknownSwitch(f"unknown parameter(s) {', '.join(unknown)}")
+    changes: dict[str, Any] = dict(overrides)
+    params = dataclasses.replace(base, **changes)
+    problems = check_params(params)
+    if problems:
+        raise InvalidParams(problems)
+    return params

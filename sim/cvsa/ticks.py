@@ -38,22 +38,22 @@ def single_tick_types(switches: Switches) -> tuple[ScheduleType, ...]:
     return _SINGLE_DEPLOYED if switches.single_tick_takes_archive else _SINGLE_DESIGN
 
 
-def single_tick_bounds(now_ms: Ms, switches: Switches, params: Params) -> tuple[Ms | None, Ms]:
+def single_tick_bounds(now_ms: Ms, params: Params) -> tuple[Ms | None, Ms]:
     """``(lo, hi)``: snapshotTick takes pending rows with ``lo <= started_at <= hi`` (§7.1).
 
     ``hi`` is now + 1 s; ``lo`` is now − ``single_tick_lookback_ms`` (1 min deployed) or None
     for no lower bound (design: "started_at 在未来1秒内到期").
     """
-    lookback = switches.single_tick_lookback_ms
+    lookback = params.single_tick_lookback_ms
     return (
         None if lookback is None else now_ms - lookback,
         now_ms + params.single_tick_lookahead_ms,
     )
 
 
-def bulk_tick_bounds(now_ms: Ms, switches: Switches, params: Params) -> tuple[Ms | None, Ms]:
+def bulk_tick_bounds(now_ms: Ms, params: Params) -> tuple[Ms | None, Ms]:
     """``(lo, hi)`` of bulkSnapshotTick: now + 15 s, back 2 min deployed or unbounded (§8.1)."""
-    lookback = switches.bulk_tick_lookback_ms
+    lookback = params.bulk_tick_lookback_ms
     lo = None if lookback is None else now_ms - lookback
     return (lo, now_ms + params.bulk_tick_lookahead_ms)
 
@@ -92,7 +92,7 @@ def single_priority(snapshot_type: ScheduleType, params: Params) -> int:
     return params.priority_archive_single
 
 
-def bulk_priority(types: Sequence[ScheduleType], switches: Switches, params: Params) -> int:
+def bulk_priority(types: Sequence[ScheduleType], params: Params) -> int:
     """BullMQ priority of a ``bulkSnapshotVideo`` job holding rows of ``types`` (§8.2, §16.2).
 
     Deployed: always 3. Design (seed 000: "normal=3, archive=2"): a batch holding any archive
@@ -100,7 +100,7 @@ def bulk_priority(types: Sequence[ScheduleType], switches: Switches, params: Par
     most once, where normal rows end and archive rows begin).
     """
     if ScheduleType.ARCHIVE in types:
-        return min(params.priority_normal_bulk, switches.archive_bulk_priority)
+        return min(params.priority_normal_bulk, params.archive_bulk_priority)
     return params.priority_normal_bulk
 
 

@@ -116,9 +116,9 @@ def adjust_snapshot_time(
     Args:
         expected_ms: the target time.
         now_ms: the caller's clock.
-        cap: rows per window (switch ``window_cap``).
-        forward_windows: switch ``forward_search_windows`` (4032 = 14 days).
-        backward_windows: switch ``backward_search_windows`` (6: offsets 0, −1 … −5).
+        cap: rows per window (``Params.window_cap``).
+        forward_windows: ``Params.forward_search_windows`` (4032 = 14 days).
+        backward_windows: ``Params.backward_search_windows`` (6: offsets 0, −1 … −5).
         bare_fallback: switch ``fallback_bare_window_start``.
         window_ms: the window length (``Params.window_ms``, 5 min).
         rng: the jitter stream (``Math.random()``).
@@ -142,13 +142,13 @@ def adjust_snapshot_time(
 def adjust_with(
     switches: Switches, params: Params, expected_ms: Ms, now_ms: Ms, rng: random.Random
 ) -> AdjustSearch:
-    """:func:`adjust_snapshot_time` with a run's window switches and window length (§6.2)."""
+    """:func:`adjust_snapshot_time` with a run's window numbers and fallback switch (§6.2)."""
     return AdjustSearch(
         expected_ms,
         now_ms,
-        cap=switches.window_cap,
-        forward_windows=switches.forward_search_windows,
-        backward_windows=switches.backward_search_windows,
+        cap=params.window_cap,
+        forward_windows=params.forward_search_windows,
+        backward_windows=params.backward_search_windows,
         bare_fallback=switches.fallback_bare_window_start,
         window_ms=params.window_ms,
         rng=rng,

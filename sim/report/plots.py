@@ -65,14 +65,11 @@ class PlotContext:
 
     @classmethod
     def of(cls, scenario: Scenario, manifest: dict[str, Any]) -> PlotContext:
-        from sim.cvsa.profile import resolve
-
-        switches = resolve(scenario.profile, scenario.switches.values())
         simulated = manifest.get("simulated_seconds", scenario.duration / SECOND_MS)
         return cls(
             name=scenario.name,
             tz_ms=scenario.timezone,
-            cap=switches.window_cap,
+            cap=scenario.params.window_cap,
             concurrency=scenario.scheduler.snapshot_concurrency,
             start_ms=scenario.start_ms,
             end_ms=scenario.start_ms + round(float(simulated) * SECOND_MS),

@@ -10,7 +10,10 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
+from sim.cvsa.params import Params
+from sim.cvsa.profile import InvalidParams
 from sim.scenario.backends import BackendsSection
+from sim.scenario.design import DesignOverrides, show_param
 from sim.scenario.expect import ExpectSection
 from sim.scenario.faults import Fault
 from sim.scenario.scheduler import SchedulerSection
@@ -55,6 +58,8 @@ class Scenario(Section):
     """The design note as written, or the deployed code with its bugs (docs/profiles.md)."""
     switches: SwitchOverrides = SwitchOverrides()
     """Per-switch overrides of the profile (sim.cvsa.profile; docs/profiles.md)."""
+    design: DesignOverrides = DesignOverrides()
+    """Overrides of the profile's numbers (sim.cvsa.params; docs/profiles.md)."""
     scheduler: SchedulerSection = SchedulerSection()
     upstream: UpstreamSection = UpstreamSection()
     faults: list[Fault] = Field(default_factory=list)
@@ -74,6 +79,23 @@ class Scenario(Section):
         if self.start + self.duration >= 2**62:
             raise ValueError("start + duration is too far in the future")
         return self
+
+    @model_validator(mode="after")
+    def _design_holds(self) -> Scenario:
+        """The profile's numbers with ``[design]`` keep the rule book's rules (check_params)."""
+        try:
+            self.design.params(self.profile)
+        except InvalidParams as exc:
+            first = exc.problems[0]
+            raise ValueError(
+                f"design.{first.name} {first.rule} (got {show_param(first.name, first.value)})"
+            ) from None
+        return self
+
+    @property
+    def params(self) -> Params:
+        """The run's numbers: the profile's, with ``[design]`` applied."""
+        return self.design.params(self.profile)
 
     @property
     def start_ms(self) -> int:

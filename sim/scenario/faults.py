@@ -75,7 +75,7 @@ class CounterLoss(Section):
     rebuild_after: DurationMs | None = None
     """Rebuild it from the pending rows this long after the loss (an operator re-running
     ``initSnapshotWindowCounts``). Unset: only the profile's periodic refresh, if any
-    (``switches.window_refresh_every_ms``), ever rebuilds it."""
+    (``design.window_refresh_every_ms``), ever rebuilds it."""
 
 
 class SchedulerRestart(Section):

@@ -1,7 +1,7 @@
 """A parameter grid over a scenario (``sim sweep``): ``--set`` values split into axes, and the
 cartesian product of their values, each point a list of ``--set`` overrides.
 
-``--set switches.window_cap=1000,2000,3000 --set arrivals.per_day=200,400`` is a grid of six
+``--set design.window_cap=1000,2000,3000 --set arrivals.per_day=200,400`` is a grid of six
 points (the first key varies slowest); a ``--set`` with one value applies to every point. Values
 are TOML, split at top-level commas (``scheduler.history=["1d","0ms"]`` is one value).
 """

@@ -93,6 +93,11 @@ def _unquote_path(text: str) -> str:
 
 
 def _line_for(path: str, lines: Mapping[str, int]) -> int | None:
+    """The line of ``path``, else of its first sub-key (a table written as dotted keys), else
+    of the nearest enclosing table."""
+    children = [n for key, n in lines.items() if key.startswith(path + ".")]
+    if path not in lines and children:
+        return min(children)
     probe = path
     while probe:
         if probe in lines:
@@ -179,14 +184,14 @@ def format_validation_error(
         # A cross-field validator knows the telling value (a sum, a bound) and states it itself.
         stated = err["type"] == "value_error" and "(got " in rule
         got = "" if err["type"] == "missing" or stated else f" (got {_show(err.get('input'))})"
-        out.append(f"{source}{where}: {path} {rule}{got}")
+        out.append(f"{source}{where}: {path + ' ' if path else ''}{rule}{got}")
     return out
 
 
 def _blame_field(path: str, rule: str) -> tuple[str, str]:
     """A table-level validator names the key it blames first ("amplitude must ..."): move that
     key into the path, so the message reads ``curves.amplitude must ...`` and finds its line."""
-    m = re.match(r"([a-z_][a-z0-9_]*) (?=must |is )", rule)
+    m = re.match(r"([a-z_][a-z0-9_.]*) (?=must |is )", rule)
     if not m:
         return path, rule
     return (f"{path}.{m.group(1)}" if path else m.group(1)), rule[m.end() :]
@@ -209,7 +214,7 @@ def parse_override(spec: str) -> tuple[tuple[str, ...], Any]:
         node: Any = tomli.loads(f"{key.strip()} = 0")
     except tomli.TOMLDecodeError:
         raise ScenarioError(
-            [f"--set {spec}: {key.strip()!r} is not a key path such as switches.window_cap"]
+            [f"--set {spec}: {key.strip()!r} is not a key path such as design.window_cap"]
         ) from None
     parts: list[str] = []
     while isinstance(node, dict):

@@ -20,6 +20,7 @@ from pydantic import BaseModel, TypeAdapter
 from pydantic.fields import FieldInfo
 
 from sim.scenario import types as T
+from sim.scenario.design import DesignOverrides
 from sim.scenario.document import Scenario
 from sim.scenario.faults import Fault, _signed
 from sim.scenario.switches import SwitchOverrides
@@ -44,8 +45,8 @@ INTRO = """\
 A scenario is one TOML file. Only `name` and `duration` are required; every other key has the
 default below. Unknown keys are errors (a typo never passes silently), and every error names the
 file, line, key path, rule and value, e.g.
-`scenarios/x.toml:12: switches.window_cap must be > 0 (got 0)`. Any key can be overridden on the
-command line: `--set switches.window_cap=3000`, `--set 'upstream.errors.http_5xx=0.01'`.
+`scenarios/x.toml:12: design.window_cap must be > 0 (got 0)`. Any key can be overridden on the
+command line: `--set design.window_cap=3000`, `--set 'upstream.errors.http_5xx=0.01'`.
 
 Units: a *duration* is written `"90s"`, `"5m"`, `"1.5h"`, `"7d"`, `"1h30m"` or `"250ms"` (a bare
 number means seconds); an *instant* is ISO 8601 with an offset
@@ -75,7 +76,7 @@ def _sections(
     gives one (``[upstream.single]`` has no defaults of its own, ``[upstream]`` gives them)."""
     for name, field in model.model_fields.items():
         sub = _section_type(field.annotation)
-        if sub is None or sub is SwitchOverrides:
+        if sub is None or sub in (SwitchOverrides, DesignOverrides):
             continue
         default = getattr(instance, name) if instance is not None else _validated_default(field)
         path = f"{prefix}{field.alias or name}"
@@ -92,7 +93,7 @@ def _table(title: str, model: type[BaseModel], instance: BaseModel | None = None
         (name, field)
         for name, field in model.model_fields.items()
         if _section_type(field.annotation) is None
-        and (field.alias or name) not in ("switches", "expect", "kind", "faults")
+        and (field.alias or name) not in ("switches", "design", "expect", "kind", "faults")
     ]
     if not rows:
         return []
@@ -224,6 +225,19 @@ def _special() -> list[str]:
         'Overrides of the chosen `profile` (`"design"` or `"cvsa-2026"`), one key per '
         "design-vs-deployed difference: see [profiles.md](profiles.md) for every switch, its "
         "value in each profile and its citation.",
+        "",
+        "## `[design]`",
+        "",
+        "Overrides of the profile's numbers: every number the rules use is a key, with the same "
+        "name as in the rule book (`sim.cvsa.params.Params`). Durations (`_ms` keys) take units "
+        '(`"2h"`) or integer milliseconds; `single_tick_lookback_ms` and `bulk_tick_lookback_ms` '
+        'take `"unbounded"`, `window_refresh_every_ms` takes `"never"`; tables are lists of '
+        "`[threshold, value]` pairs; `milestone_factor` is a sub-table. A combination must keep "
+        "the rule book's rules (a window length divides a day, a clamp's min is below its max, "
+        "interval thresholds ascend). See [profiles.md](profiles.md) for each key's value in "
+        "both profiles, meaning and citation. Keys: "
+        + ", ".join(f"`{k}`" for k in DesignOverrides.model_fields)
+        + ".",
         "",
         "## `[expect]`",
         "",

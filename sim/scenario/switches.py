@@ -5,6 +5,9 @@ defaults and citations of each switch live with the switches themselves (``sim.c
 rendered in ``docs/profiles.md``); this table only validates what a scenario may write, so that
 the scenario layer does not import the model layer. A test pins the two field lists together.
 
+The design's numbers (the cap, the look-backs, the batch size, ...) are ``[design]`` keys
+(:mod:`sim.scenario.design`); a scenario that writes one here is told where it moved.
+
 Keys ending in ``_ms`` take a duration string (``"90s"``, ``"2h"``) or an integer number of
 **milliseconds** (the unit in the name; unlike other scenario durations a bare number is not
 seconds). Switches whose profile value can be "no bound" take a word for it: ``"unbounded"`` for
@@ -15,7 +18,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, PlainValidator, StrictBool, StrictInt
+from pydantic import PlainValidator, StrictBool, model_validator
 
 from sim.scenario.types import Section
 from sim.units import DurationError, parse_duration_ms
@@ -57,21 +60,38 @@ RefreshMs = Annotated[int | Literal["never"], _ms("never", 1)]
 DelayMs = Annotated[int, _ms(None, 0)]
 
 
+MOVED_TO_DESIGN = (
+    "window_cap",
+    "forward_search_windows",
+    "backward_search_windows",
+    "single_tick_lookback_ms",
+    "bulk_tick_lookback_ms",
+    "bulk_batch_size",
+    "archive_bulk_priority",
+    "new_speed_floor_after_ms",
+    "window_refresh_every_ms",
+)
+"""Numbers that were switches before every number of the design became a ``[design]`` key."""
+
+
 class SwitchOverrides(Section):
     """``[switches]``: unset (None) keeps the profile's value; see ``docs/profiles.md``."""
 
-    window_cap: Annotated[StrictInt, Field(gt=0)] | None = None
-    forward_search_windows: Annotated[StrictInt, Field(ge=1)] | None = None
-    backward_search_windows: Annotated[StrictInt, Field(ge=0)] | None = None
+    @model_validator(mode="before")
+    @classmethod
+    def _moved(cls, data: Any) -> Any:
+        moved = [k for k in MOVED_TO_DESIGN if isinstance(data, dict) and k in data]
+        if moved:
+            raise ValueError(
+                f"{moved[0]} is a number of the design: write it as design.{moved[0]} "
+                f"(got switches.{moved[0]} = {data[moved[0]]!r})"
+            )
+        return data
+
     fallback_bare_window_start: StrictBool | None = None
-    single_tick_lookback_ms: LookbackMs | None = None
     single_tick_takes_archive: StrictBool | None = None
-    archive_bulk_priority: Annotated[StrictInt, Field(ge=1)] | None = None
-    bulk_tick_lookback_ms: LookbackMs | None = None
-    bulk_batch_size: Annotated[StrictInt, Field(ge=1)] | None = None
     bulk_aids_as_ids_bug: StrictBool | None = None
     new_successors_forced: StrictBool | None = None
-    new_speed_floor_after_ms: DelayMs | None = None
     new_stop_at_bounds: StrictBool | None = None
     collect_songs_fallback: StrictBool | None = None
     piecewise_factor: StrictBool | None = None
@@ -87,7 +107,6 @@ class SwitchOverrides(Section):
     archive_keeps_time_of_day: StrictBool | None = None
     bulk_failure_archive_to_normal: StrictBool | None = None
     cleanup_decrements: StrictBool | None = None
-    window_refresh_every_ms: RefreshMs | None = None
     bili_error_blocks_aid: StrictBool | None = None
     retry_policy: Literal["backoff", "cvsa"] | None = None
 

@@ -49,7 +49,7 @@ class LatenessThresholds(Section):
 
 class CapacityThresholds(Section):
     """``[findings.capacity]``: capped demand per local day against the windows' capacity
-    (finding ``capacity``; capacity = ``switches.window_cap`` x windows per day)."""
+    (finding ``capacity``; capacity = ``design.window_cap`` x windows per day)."""
 
     warn_share: float = Field(default=0.8, gt=0)
     """Warn when the peak day's capped demand reaches this share of the day's capacity (the

@@ -18,7 +18,7 @@ from functools import partial
 from typing import Any, Protocol, cast
 
 from sim.cvsa.params import Params
-from sim.cvsa.profile import Switches, params_of, resolve
+from sim.cvsa.profile import Switches, resolve
 from sim.cvsa.retry import Backoff
 from sim.engine import Engine, Job, JobScheduler, Queue
 from sim.events.cvsa_kinds import JobTimed, QueryCounts
@@ -120,7 +120,7 @@ class CvsaModel:
         self.scenario = scenario
         self.setup = setup
         self.switches: Switches = resolve(scenario.profile, scenario.switches.values())
-        self.params: Params = params_of(scenario.profile)
+        self.params: Params = scenario.params
         self.world = World.build(scenario, streams)
         self.network_faults = NetworkFaults()
         cfg = scenario.scheduler
@@ -202,7 +202,7 @@ class CvsaModel:
             ):
                 await warm_up(ctx)
         self._wire(ctx, "")
-        refresh = self.switches.window_refresh_every_ms
+        refresh = self.params.window_refresh_every_ms
         if refresh is not None:
             ctx.engine.spawn(_refresh_loop(ctx, refresh), name="windowRefresh")
         ctx.engine.spawn(
@@ -248,7 +248,7 @@ class CvsaModel:
         # The world's answers (crossings, songs, availability) are built once, for the invariant
         # monitors and the findings alike: the crossings bisect every video's curve.
         truth = run_truth(self.world, sc.start_ms, sc.end_ms, sc.scheduler.history)
-        invariants = cvsa_invariant_reducers(self.switches, truth)
+        invariants = cvsa_invariant_reducers(self.switches, self.params, truth)
         lifecycle = next(r for r in invariants if isinstance(r, LifecycleInvariants))
         metrics = cvsa_reducers()
         snapshots = next(r for r in metrics if isinstance(r, SnapshotMetrics))
@@ -258,7 +258,6 @@ class CvsaModel:
             *cvsa_finding_reducers(
                 sc,
                 self.ctx.params,
-                self.switches,
                 self.world,
                 {name: every for name, every, _, _ in periodic_jobs(self.ctx.params)},
                 lifecycle,

@@ -8,7 +8,6 @@ thresholds (each sub-table's keys are the reducer's keyword arguments) and its t
 from __future__ import annotations
 
 from sim.cvsa.params import Params
-from sim.cvsa.profile import Switches
 from sim.metrics import Reducer
 from sim.metrics.findings import (
     Capacity,
@@ -39,7 +38,6 @@ def per_window(tiers: tuple[tuple[Ms, int], ...], window_ms: Ms) -> int:
 def cvsa_finding_reducers(
     scenario: Scenario,
     params: Params,
-    switches: Switches,
     world: World,
     periods_ms: dict[str, int],
     lifecycle: Reducer,
@@ -61,9 +59,9 @@ def cvsa_finding_reducers(
         LatenessAttribution(snapshots, tz, **th.lateness.model_dump()),
         RuleChecks(monitors),
         Capacity(
-            switches.window_cap,
+            params.window_cap,
             params.window_ms,
-            switches.forward_search_windows * params.window_ms,
+            params.forward_search_windows * params.window_ms,
             scenario.start_ms,
             scenario.end_ms,
             tz,
@@ -73,7 +71,7 @@ def cvsa_finding_reducers(
         ExecutedLoad(
             tz,
             window_ms,
-            switches.window_cap,
+            params.window_cap,
             dict.fromkeys((ALICLOUD, CF_WORKER, NATIVE), provider),
             {p: per_window(BULK_TASK_TIERS, window_ms) for p in TASK_PROXIES["bulkSnapshot"]},
             **th.executed_load.model_dump(),

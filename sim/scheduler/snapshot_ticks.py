@@ -34,7 +34,7 @@ async def snapshot_tick(ctx: Ctx, job: Job) -> None:
     """Take up to 10 pending rows due within the next second; skip a video that already has a
     processing row; set the row processing and enqueue ``snapshotVideo`` (§7.2)."""
     now, params = ctx.now, ctx.params
-    lo, hi = single_tick_bounds(now, ctx.switches, params)
+    lo, hi = single_tick_bounds(now, params)
     rows = await ctx.store.due_schedules(
         from_ms=lo,
         to_ms=hi,
@@ -66,11 +66,11 @@ async def bulk_snapshot_tick(ctx: Ctx, job: Job) -> None:
     """Take up to 1000 pending normal and archive rows due within 15 s (normal first), in groups
     of ``bulk_batch_size`` aids, one ``bulkSnapshotVideo`` job (one API call) each (§8)."""
     now, sw, params = ctx.now, ctx.switches, ctx.params
-    lo, hi = bulk_tick_bounds(now, sw, params)
+    lo, hi = bulk_tick_bounds(now, params)
     rows = await ctx.store.due_schedules(
         from_ms=lo, to_ms=hi, types=BULK_TYPES, limit=params.bulk_tick_limit, order="normal_first"
     )
-    for batch in batches(rows, sw.bulk_batch_size):
+    for batch in batches(rows, params.bulk_batch_size):
         if sw.bulk_aids_as_ids_bug:
             # §8.2-8.3: the "filter" keeps every aid (each pending row is itself non-processing),
             # and the aids are then passed where schedule ids are expected: the batch's rows stay
@@ -78,7 +78,7 @@ async def bulk_snapshot_tick(ctx: Ctx, job: Job) -> None:
             await set_status(ctx, list(dict.fromkeys(r.aid for r in batch)), Act.STRAY)
         else:
             await set_status(ctx, [r.id for r in batch], Act.DISPATCH)
-        priority = bulk_priority([r.type for r in batch], sw, params)
+        priority = bulk_priority([r.type for r in batch], params)
         assert ctx.bulk_snapshot_video is not None
         bulk_job = ctx.queue.add(
             "bulkSnapshotVideo", ctx.bulk_snapshot_video, batch, priority=priority

@@ -131,6 +131,7 @@ def run_model(
     start: str = "2031-01-06T00:00:00+08:00",
     profile: str = "design",
     switches: dict[str, object] | None = None,
+    design: dict[str, object] | None = None,
     overrides: Sequence[str] = (),
     setup: Callable[[Ctx], Coroutine[Any, Any, None]] | None = None,
     elide: bool = True,
@@ -143,7 +144,8 @@ def run_model(
 
     ``fault`` and ``latency_ms`` script the upstream beyond the videos' own error codes (see
     :class:`ScriptedUpstream`). ``faults`` is TOML for ``[[faults]]`` tables (the scenario's
-    fault injector: counter loss, scheduler restart, slow database, clock skew, ...)."""
+    fault injector: counter loss, scheduler restart, slow database, clock skew, ...).
+    ``switches`` and ``design`` are the scenario's ``[switches]`` and ``[design]`` tables."""
     lines = [
         'name = "harness"',
         f"seed = {seed}",
@@ -155,9 +157,10 @@ def run_model(
         "[scheduler]\nhistory = []",
         f"[engine]\nelide_idle_ticks = {str(elide).lower()}",
     ]
-    sw = "\n".join(f"{k} = {_toml(v)}" for k, v in (switches or {}).items())
-    if sw:
-        lines.append(f"[switches]\n{sw}")
+    for section, values in (("switches", switches), ("design", design)):
+        if values:
+            lines.append(f"[{section}]")
+            lines += [f"{k} = {_toml(v)}" for k, v in values.items()]
     if faults:
         lines.append(faults)
     scenario = parse_scenario("\n".join(lines), source="<run_model>", overrides=overrides)

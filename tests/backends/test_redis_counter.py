@@ -342,7 +342,7 @@ RUN_OVERRIDES = [
     "catalog.songs=40",
     "catalog.non_songs=200",
     "arrivals.per_day=100",
-    "switches.window_cap=3",  # small windows: reservations probe several of them
+    "design.window_cap=3",  # small windows: reservations probe several of them
 ]
 
 

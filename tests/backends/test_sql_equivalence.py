@@ -26,7 +26,7 @@ SHORT = [
     "catalog.songs=60",
     "catalog.non_songs=300",
     "arrivals.per_day=150",
-    "switches.window_cap=4",  # small windows: reservations probe several of them
+    "design.window_cap=4",  # small windows: reservations probe several of them
 ]
 """Half a day of a small world: new, milestone and normal snapshots, both ticks, every
 dispatcher, in seconds of wall time even where each query is a network round trip."""

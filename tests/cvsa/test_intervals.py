@@ -10,6 +10,7 @@ from sim.cvsa.intervals import (
     regular_interval_for,
     regular_interval_hours,
 )
+from sim.cvsa.params import CVSA_2026_PARAMS
 from sim.cvsa.params import DEFAULT_PARAMS as P
 from sim.cvsa.profile import CVSA_2026, DESIGN
 from sim.cvsa.snapshots import Snapshot
@@ -104,7 +105,7 @@ def test_new_continuation(
     age_ms: int, views: int, design: int | None, deployed: int | None
 ) -> None:
     assert new_continuation_ms(age_ms, views, DESIGN, P) == design
-    assert new_continuation_ms(age_ms, views, CVSA_2026, P) == deployed
+    assert new_continuation_ms(age_ms, views, CVSA_2026, CVSA_2026_PARAMS) == deployed
 
 
 def test_new_continuation_negative_age_is_not_stopped_by_the_floor() -> None:

@@ -29,20 +29,11 @@ DOC = Path(__file__).resolve().parents[2] / "docs" / "profiles.md"
 
 # The issue's table, (design, cvsa-2026), plus the additions found in reference §16.
 EXPECTED = {
-    "window_cap": (1000, 3000),
-    "forward_search_windows": (4032, 4032),
-    "backward_search_windows": (6, 6),
     "fallback_bare_window_start": (False, True),
-    "window_refresh_every_ms": (None, 300_000),
     "cleanup_decrements": (True, False),
-    "single_tick_lookback_ms": (None, 60_000),
     "single_tick_takes_archive": (False, True),
-    "archive_bulk_priority": (2, 3),
-    "bulk_tick_lookback_ms": (None, 120_000),
-    "bulk_batch_size": (30, 30),
     "bulk_aids_as_ids_bug": (False, True),
     "new_successors_forced": (False, True),
-    "new_speed_floor_after_ms": (0, 7_200_000),
     "new_stop_at_bounds": (True, False),
     "collect_songs_fallback": (True, True),
     "piecewise_factor": (False, True),
@@ -86,12 +77,12 @@ def test_every_switch_is_documented_and_cited() -> None:
         assert "§" in cite or "seed" in cite, f.name
 
 
-def _optional_switches() -> set[str]:
-    """Switches annotated ``... | None``, read from the source: compiled (sim._native), the
-    class's own annotations are mypyc's erased types, without the ``None``."""
-    source = source_path("sim.cvsa.profile").read_text(encoding="utf-8")
+def _optional_fields(module: str, name: str) -> set[str]:
+    """Fields of class ``name`` annotated ``... | None``, read from the source: compiled
+    (sim._native), the class's own annotations are mypyc's erased types, without the ``None``."""
+    source = source_path(module).read_text(encoding="utf-8")
     tree = ast.parse(source)
-    cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Switches")
+    cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == name)
     return {
         node.target.id
         for node in cls.body
@@ -104,19 +95,19 @@ def _optional_switches() -> set[str]:
 def test_overrides_table_has_exactly_the_switches() -> None:
     assert set(SwitchOverrides.model_fields) == set(SWITCH_NAMES)
     assert set(typing.get_type_hints(Switches)) == set(SWITCH_NAMES)
-    assert _optional_switches() == set(NONE_WORDS)
+    assert _optional_fields("sim.cvsa.profile", "Switches") == set()
+    # The numbers that can be "no value" (a look-back, the refresh) have a word for it.
+    assert _optional_fields("sim.cvsa.params", "Params") == set(NONE_WORDS)
 
 
 @pytest.mark.parametrize("name", SWITCH_NAMES)
 def test_each_switch_can_be_overridden_to_the_other_profile(name: str) -> None:
     value = getattr(CVSA_2026, name)
-    written = NONE_WORDS[name] if value is None else value
     expected = dataclasses.replace(DESIGN, **{name: value})
-    assert resolve("design", checked({name: written})) == expected
+    assert resolve("design", checked({name: value})) == expected
     back = getattr(DESIGN, name)
-    written = NONE_WORDS[name] if back is None else back
     expected = dataclasses.replace(CVSA_2026, **{name: back})
-    assert resolve("cvsa-2026", checked({name: written})) == expected
+    assert resolve("cvsa-2026", checked({name: back})) == expected
 
 
 def test_resolve_without_overrides_is_the_profile() -> None:
@@ -129,28 +120,8 @@ def checked(overrides: dict[str, object]) -> dict[str, object]:
     return SwitchOverrides.model_validate(overrides).values()
 
 
-def test_resolve_parses_durations_and_words() -> None:
-    sw = resolve(
-        "design",
-        checked(
-            {
-                "single_tick_lookback_ms": "90s",
-                "new_speed_floor_after_ms": "2h",
-                "window_cap": 2000,
-            }
-        ),
-    )
-    assert sw.single_tick_lookback_ms == 90_000
-    assert sw.new_speed_floor_after_ms == 7_200_000
-    assert sw.window_cap == 2000
-    never = checked({"window_refresh_every_ms": "never"})
-    assert resolve("cvsa-2026", never).window_refresh_every_ms is None
-    # The literal "10 days" reading of the note's forward search.
-    assert resolve("design", {"forward_search_windows": 2880}).forward_search_windows == 2880
-
-
 def test_resolve_rejects_unknown_names_listing_the_known_ones() -> None:
-    with pytest.raises(UnknownSwitch, match="known switches: window_cap, forward_search_windows"):
+    with pytest.raises(UnknownSwitch, match="known switches: fallback_bare_window_start, clean"):
         resolve("design", {"window_capp": 3})
     with pytest.raises(UnknownSwitch, match="known profiles: design, cvsa-2026"):
         resolve("cvsa", {})
@@ -159,14 +130,8 @@ def test_resolve_rejects_unknown_names_listing_the_known_ones() -> None:
 @pytest.mark.parametrize(
     ("name", "value"),
     [
-        ("window_cap", 0),
-        ("window_cap", True),
+        ("cleanup_decrements", 1),
         ("fallback_bare_window_start", "yes"),
-        ("single_tick_lookback_ms", "never"),
-        ("single_tick_lookback_ms", 0),
-        ("window_refresh_every_ms", "unbounded"),
-        ("new_speed_floor_after_ms", -1),
-        ("new_speed_floor_after_ms", 1.5),
         ("retry_policy", "exponential"),
     ],
 )
@@ -181,21 +146,21 @@ duration = "1h"
 profile = "cvsa-2026"
 
 [switches]
-window_cap = 1500
-single_tick_lookback_ms = "unbounded"
+fallback_bare_window_start = false
+piecewise_factor = false
 """
 
 
 def test_scenario_switches_table_and_set_override() -> None:
     s = parse_scenario(SCENARIO, overrides=["switches.cleanup_decrements=true"])
     assert s.switches.as_overrides() == {
-        "window_cap": 1500,
-        "single_tick_lookback_ms": "unbounded",
+        "fallback_bare_window_start": False,
+        "piecewise_factor": False,
         "cleanup_decrements": True,
     }
     sw = resolve(s.profile, s.switches.values())
     assert sw == dataclasses.replace(
-        CVSA_2026, window_cap=1500, single_tick_lookback_ms=None, cleanup_decrements=True
+        CVSA_2026, fallback_bare_window_start=False, piecewise_factor=False, cleanup_decrements=True
     )
 
 
@@ -206,24 +171,22 @@ def test_scenario_without_switches_has_no_overrides() -> None:
 
 
 def test_scenario_switch_errors_name_file_line_key_and_known_keys() -> None:
-    text = SCENARIO.replace("window_cap = 1500", "window_cap = 0\nwindow_capp = 3")
+    text = SCENARIO.replace("piecewise_factor = false", 'piecewise_factor = "no"\npiecewise = 3')
     with pytest.raises(ScenarioError) as err:
         parse_scenario(text, source="s.toml")
     problems = err.value.problems
-    assert problems[0] == "s.toml:6: switches.window_cap must be > 0 (got 0)"
+    assert problems[0] == "s.toml:7: switches.piecewise_factor must be true or false (got 'no')"
     assert problems[1].startswith(
-        "s.toml:7: switches.window_capp is not a known key (known keys: archive_bulk_priority, "
+        "s.toml:8: switches.piecewise is not a known key (known keys: archive_keeps_time_of_day, "
     )
-    assert "window_refresh_every_ms)" in problems[1]
 
 
-def test_scenario_bad_duration_is_reported_with_the_accepted_forms() -> None:
-    text = SCENARIO.replace('"unbounded"', '"soon"')
+def test_a_number_written_as_a_switch_is_told_where_it_moved() -> None:
     with pytest.raises(ScenarioError) as err:
-        parse_scenario(text, source="s.toml")
+        parse_scenario(SCENARIO + "window_cap = 1500\n", source="s.toml")
     assert err.value.problems == [
-        "s.toml:7: switches.single_tick_lookback_ms must be a duration such as '90s' or '2h', "
-        "or an integer number of milliseconds, or 'unbounded' (got 'soon')"
+        "s.toml:8: switches.window_cap is a number of the design: write it as "
+        "design.window_cap (got switches.window_cap = 1500)"
     ]
 
 
@@ -238,6 +201,9 @@ def test_doc_shows_values_as_a_scenario_writes_them() -> None:
     assert '| `single_tick_lookback_ms` | "unbounded" | "1m" |' in text
     assert '| `new_speed_floor_after_ms` | 0 | "2h" |' in text
     assert '| `retry_policy` | "backoff" | "cvsa" |' in text
-    assert "| `new_initial_offsets_ms` | 90s, 3m, 5m, 10m |" in text
-    assert "| `regular_interval_bands` | 6 → 36, 120 → 24, 320 → 12 |" in text
-    assert "| `new_interval_ladder` | 1000 → 15m, 100 → 1h, 50 → 2h |" in text
+    assert "| `window_cap` | 1000 | 3000 |" in text
+    assert '| `new_initial_offsets_ms` | ["90s", "3m", "5m", "10m"] | same |' in text
+    assert "| `regular_interval_bands` | [[6.0, 36], [120.0, 24], [320.0, 12]] | same |" in text
+    assert (
+        '| `new_interval_ladder` | [[1000.0, "15m"], [100.0, "1h"], [50.0, "2h"]] | same |' in text
+    )

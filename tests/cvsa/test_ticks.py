@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from sim.cvsa.params import CVSA_2026_PARAMS, DESIGN_PARAMS
 from sim.cvsa.params import DEFAULT_PARAMS as P
 from sim.cvsa.profile import CVSA_2026, DESIGN
 from sim.cvsa.ticks import (
@@ -29,21 +30,21 @@ MS, NEW, NORMAL, ARCHIVE = (
 
 
 def test_single_tick_bounds_are_inclusive() -> None:
-    assert single_tick_bounds(T, CVSA_2026, P) == (T - 60_000, T + 1_000)
-    assert single_tick_bounds(T, DESIGN, P) == (None, T + 1_000)
-    bounds = single_tick_bounds(T, CVSA_2026, P)
+    assert single_tick_bounds(T, CVSA_2026_PARAMS) == (T - 60_000, T + 1_000)
+    assert single_tick_bounds(T, DESIGN_PARAMS) == (None, T + 1_000)
+    bounds = single_tick_bounds(T, CVSA_2026_PARAMS)
     assert [in_bounds(t, bounds) for t in (T - 60_001, T - 60_000, T + 1_000, T + 1_001)] == [
         False,
         True,
         True,
         False,
     ]
-    assert in_bounds(T - 10**9, single_tick_bounds(T, DESIGN, P))
+    assert in_bounds(T - 10**9, single_tick_bounds(T, DESIGN_PARAMS))
 
 
 def test_bulk_tick_bounds() -> None:
-    assert bulk_tick_bounds(T, CVSA_2026, P) == (T - 120_000, T + 15_000)
-    assert bulk_tick_bounds(T, DESIGN, P) == (None, T + 15_000)
+    assert bulk_tick_bounds(T, CVSA_2026_PARAMS) == (T - 120_000, T + 15_000)
+    assert bulk_tick_bounds(T, DESIGN_PARAMS) == (None, T + 15_000)
 
 
 def test_tick_types() -> None:
@@ -76,10 +77,10 @@ def test_batches_of_thirty() -> None:
 
 def test_priorities() -> None:
     assert [single_priority(t, P) for t in (MS, NEW, ARCHIVE)] == [1, 3, 3]
-    assert bulk_priority([NORMAL] * 30, DESIGN, P) == 3
-    assert bulk_priority([NORMAL, ARCHIVE], DESIGN, P) == 2
-    assert bulk_priority([ARCHIVE] * 30, DESIGN, P) == 2
-    assert bulk_priority([ARCHIVE] * 30, CVSA_2026, P) == 3
+    assert bulk_priority([NORMAL] * 30, DESIGN_PARAMS) == 3
+    assert bulk_priority([NORMAL, ARCHIVE], DESIGN_PARAMS) == 2
+    assert bulk_priority([ARCHIVE] * 30, DESIGN_PARAMS) == 2
+    assert bulk_priority([ARCHIVE] * 30, CVSA_2026_PARAMS) == 3
 
 
 def test_cleanup_cutoff() -> None:

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sim.cvsa.params import DEFAULT_PARAMS as P
+from sim.cvsa.params import CVSA_2026_PARAMS, DESIGN_PARAMS
 from sim.cvsa.profile import CVSA_2026, DESIGN
 from sim.cvsa.windows import (
     Adjusted,
@@ -209,16 +209,14 @@ def test_over_cap_window_from_uncapped_types_is_skipped() -> None:
 
 
 def test_profiles_pick_the_cap() -> None:
-    for switches, cap in ((DESIGN, 1000), (CVSA_2026, 3000)):
+    profiles = ((DESIGN, DESIGN_PARAMS, 1000), (CVSA_2026, CVSA_2026_PARAMS, 3000))
+    for switches, params, cap in profiles:
         counter = {W0: cap - 1}
-        assert (
-            run_against(adjust_with(switches, P, W0, W0, Draws(0.0)), counter).reserved_window_ms
-            == W0
-        )
+        search = adjust_with(switches, params, W0, W0, Draws(0.0))
+        assert run_against(search, counter).reserved_window_ms == W0
         counter = {W0: cap}
-        assert run_against(
-            adjust_with(switches, P, W0, W0, Draws(0.0)), counter
-        ).reserved_window_ms == (W0 + W)
+        search = adjust_with(switches, params, W0, W0, Draws(0.0))
+        assert run_against(search, counter).reserved_window_ms == (W0 + W)
 
 
 def test_window_keys() -> None:

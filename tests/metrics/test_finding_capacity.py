@@ -36,7 +36,7 @@ def _capacity(overrides: list[str]) -> dict[str, object]:
 
 
 def test_small_cap_saturates() -> None:
-    f = _capacity(["switches.window_cap=1"])
+    f = _capacity(["design.window_cap=1"])
     assert f["severity"] == "fail"
     assert f["capacity_per_day"] == 288
     assert f["first_saturated_day"] == "2031-01-09"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from sim.cvsa.params import CVSA_2026_PARAMS, DESIGN_PARAMS
 from sim.cvsa.profile import CVSA_2026, DESIGN
 from sim.metrics.invariants import (
     EXAMPLES,
@@ -450,8 +451,8 @@ def test_only_a_snapshot_at_or_after_the_crossing_captures_it() -> None:
 
 
 def test_invariant_reducers_take_the_run_switches() -> None:
-    design = invariant_reducers(DESIGN)
-    deployed = invariant_reducers(CVSA_2026)
+    design = invariant_reducers(DESIGN, DESIGN_PARAMS)
+    deployed = invariant_reducers(CVSA_2026, CVSA_2026_PARAMS)
     assert [type(r).__name__ for r in design] == [
         "WindowCapInvariant",
         "NoScheduleBeforeCreation",

@@ -47,7 +47,7 @@ def results(run: ModelRun, *reducers: Any) -> dict[str, Any]:
 
 
 def all_reducers(run: ModelRun) -> dict[str, Any]:
-    return results(run, *invariant_reducers(run.ctx.switches))
+    return results(run, *invariant_reducers(run.ctx.switches, run.ctx.params))
 
 
 def new_song_setup(aid: int) -> Setup:
@@ -190,9 +190,7 @@ def test_window_cap_catches_a_counter_that_ignores_the_cap(broken: bool) -> None
         for aid in songs:
             await schedule_snapshot(ctx, aid, ScheduleType.NORMAL, ctx.now + HOUR_MS)
 
-    run = run_model(
-        [growing(a) for a in songs], until="10m", switches={"window_cap": 2}, setup=setup
-    )
+    run = run_model([growing(a) for a in songs], until="10m", design={"window_cap": 2}, setup=setup)
     out = results(run, WindowCapInvariant(cap=2))
     if broken:  # five rows into one window, for the setup's normal rows and the archive run
         assert out["invariants.window_cap.violations"] == 6
@@ -235,7 +233,7 @@ def test_the_fallback_into_the_past_is_allowed_only_when_bare(profile: str) -> N
         [growing(A), growing(B)],
         until="10m",
         profile=profile,
-        switches={"window_cap": 1, "forward_search_windows": 1},
+        design={"window_cap": 1, "forward_search_windows": 1},
         setup=setup,
         start="2031-01-06T00:04:00+08:00",  # 4 min into a window
     )

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from sim.cvsa.profile import PARAM_NAMES
 from sim.cvsa.vocabulary import ScheduleType
 from sim.metrics.invariants import invariant_reducers
 from sim.metrics.invariants.schedule_rows import LifecycleInvariants
@@ -30,8 +31,8 @@ HELD = (
 )
 """Invariants 1-4: what the design profile must never violate."""
 
-# Switches a design run may flip without leaving the design's guarantees (the aids-as-ids bug
-# is not among them: it is the deployed defect the invariants exist to expose).
+# Switches and numbers a design run may change without leaving the design's guarantees (the
+# aids-as-ids bug is not among them: it is the deployed defect the invariants exist to expose).
 FLIPS: dict[str, st.SearchStrategy[Any]] = {
     "bulk_batch_size": st.integers(1, 60),
     "forward_search_windows": st.sampled_from([1, 8, 288, 4032]),
@@ -81,7 +82,7 @@ def run_small(case: dict[str, Any]) -> dict[str, Any]:
         f"catalog.unavailable_at_start={case['unavailable']}",
     ]
     overrides += [
-        f"switches.{k}={_toml(v)}"
+        f"{'design' if k in PARAM_NAMES else 'switches'}.{k}={_toml(v)}"
         for k, v in case.items()
         if k not in ("seed", "duration", "start", "unavailable")
     ]
@@ -159,7 +160,7 @@ def _recorded_run() -> tuple[list[Any], list[str], Any]:
     names = list(json.loads(run.recorder.header[len(b"SIMLOG1\n") :])["names"])
     for chunk in run.recorder.chunks:
         names += [text for _, text in chunk.new_names]
-    return run.events(), names, run.ctx.switches
+    return run.events(), names, run.ctx.switches, run.ctx.params
 
 
 RECORDED = _recorded_run()
@@ -168,11 +169,11 @@ RECORDED = _recorded_run()
 @settings(max_examples=25, deadline=None)
 @given(st.lists(st.integers(1, len(RECORDED[0]) - 1), max_size=12))
 def test_results_do_not_depend_on_chunk_boundaries(cuts: list[int]) -> None:
-    events, names, switches = RECORDED
+    events, names, switches, params = RECORDED
 
     def everything(cut: list[int]) -> dict[str, Any]:
         out: dict[str, Any] = {}
-        for reducer in invariant_reducers(switches, songs={10_000_019: T0}):
+        for reducer in invariant_reducers(switches, params, songs={10_000_019: T0}):
             out.update(reduce(reducer, chunks_of(events, cut), names))
         return out
 
@@ -186,7 +187,7 @@ def test_results_do_not_depend_on_chunk_boundaries(cuts: list[int]) -> None:
 def test_packing_quiet_rows_into_arrays_changes_nothing(cuts: list[int]) -> None:
     """The lifecycle monitor packs its live rows into arrays between chunks (``warm_rows``):
     packing after every chunk gives the results and live rows of never packing."""
-    events, names, switches = RECORDED
+    events, names, switches, _ = RECORDED
     bulk_marks = not switches.bulk_aids_as_ids_bug
     never = LifecycleInvariants(bulk_marks_processing=bulk_marks, warm_rows=1 << 30)
     always = LifecycleInvariants(bulk_marks_processing=bulk_marks, warm_rows=1)

@@ -88,7 +88,7 @@ def test_deltas_say_worse_better_changed_added_removed() -> None:
 def tighter_cap(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The report run's scenario with a window cap of 20 (series only)."""
     out = tmp_path_factory.mktemp("cap") / "cap20"
-    args = ("--out", str(out), "-q", "--no-plots", "--set", "switches.window_cap=20")
+    args = ("--out", str(out), "-q", "--no-plots", "--set", "design.window_cap=20")
     code, output = sim("run", str(SCENARIO), *args, *SETS)
     assert code == 0, output
     return out

@@ -22,17 +22,17 @@ def test_values_split_at_top_level_commas_only() -> None:
 
 def test_sets_become_axes_and_fixed_overrides_and_a_grid_in_order() -> None:
     axes, fixed = parse_sets(
-        ["switches.window_cap=1000,2000", 'duration="6h"', "arrivals.per_day=1,2,3"]
+        ["design.window_cap=1000,2000", 'duration="6h"', "arrivals.per_day=1,2,3"]
     )
     assert axes == [
-        Axis("switches.window_cap", ("1000", "2000")),
+        Axis("design.window_cap", ("1000", "2000")),
         Axis("arrivals.per_day", ("1", "2", "3")),
     ]
     assert fixed == ['duration="6h"']
     points = grid(axes)
     assert len(points) == 6
-    assert points[0] == {"switches.window_cap": "1000", "arrivals.per_day": "1"}
-    assert points[1] == {"switches.window_cap": "1000", "arrivals.per_day": "2"}
+    assert points[0] == {"design.window_cap": "1000", "arrivals.per_day": "1"}
+    assert points[1] == {"design.window_cap": "1000", "arrivals.per_day": "2"}
     assert point_label(3, points[3], 1) == "3_window_cap=2000,per_day=1"
     for bad in (["x"], ["a.b=1,,2"], ["a.b=1,2", "a.b=3,4"]):
         with pytest.raises(ValueError, match="--set"):
@@ -49,19 +49,19 @@ def test_metric_patterns_expand_in_order() -> None:
 def test_a_two_point_sweep_runs_in_parallel_and_tabulates_in_grid_order(tmp_path: Path) -> None:
     out = tmp_path / "sweep"
     code, output = sim(
-        "sweep", str(SCENARIO), "--set", 'duration="2h"', "--set", "switches.window_cap=2,1000",
+        "sweep", str(SCENARIO), "--set", 'duration="2h"', "--set", "design.window_cap=2,1000",
         "--metric", "windows.max_reserved", "--metric", "snapshots.total",
         "--jobs", "2", "--no-plots", "--json", "--out", str(out),
     )  # fmt: skip
     assert code == 0, output
     doc = json.loads(output)
     assert [p["set"] for p in doc["points"]] == [
-        {"switches.window_cap": "2"},
-        {"switches.window_cap": "1000"},
+        {"design.window_cap": "2"},
+        {"design.window_cap": "1000"},
     ]
     assert doc["metrics"] == ["windows.max_reserved", "snapshots.total"]
     rows = list(csv.DictReader((out / "sweep.csv").read_text().splitlines()))
-    assert [r["switches.window_cap"] for r in rows] == ["2", "1000"]
+    assert [r["design.window_cap"] for r in rows] == ["2", "1000"]
     for point, row in zip(doc["points"], rows, strict=True):
         run = out / "runs" / point["run"]
         summary = json.loads((run / "summary.json").read_text())
@@ -77,7 +77,7 @@ def test_a_two_point_sweep_runs_in_parallel_and_tabulates_in_grid_order(tmp_path
 
 def test_a_sweep_validates_every_point_before_running(tmp_path: Path) -> None:
     code, _ = sim(
-        "sweep", str(SCENARIO), "--set", "switches.window_cap=1000,-5", "--out", str(tmp_path / "s")
+        "sweep", str(SCENARIO), "--set", "design.window_cap=1000,-5", "--out", str(tmp_path / "s")
     )
     assert code == 2
     assert not (tmp_path / "s").exists()

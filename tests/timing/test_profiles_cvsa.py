@@ -138,7 +138,7 @@ def test_fallback_after_4032_windows_and_6_back(profile: str) -> None:
     async def setup(ctx: Ctx) -> None:
         at(ctx, NOW, action)
 
-    run = run_model([], until="60m1s", setup=setup, profile=profile, switches={"window_cap": 1})
+    run = run_model([], until="60m1s", setup=setup, profile=profile, design={"window_cap": 1})
     first, second = run.events(ScheduleCreated)
     due = w0 - WINDOW_MS if profile == CVSA else NOW
     assert (first.due_ms, first.window_ms, first.probes) == (due, w0 - WINDOW_MS, 4032 + 2)

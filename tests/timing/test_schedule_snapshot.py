@@ -32,14 +32,14 @@ W = T0 + DAY_MS  # a window start a day ahead
 
 
 def run_at_now(
-    action: Callable[[Ctx], Awaitable[None]], switches: dict[str, object] | None = None
+    action: Callable[[Ctx], Awaitable[None]], design: dict[str, object] | None = None
 ) -> ModelRun:
     """Run ``action`` at ``NOW`` in an otherwise empty world, until just after it."""
 
     async def setup(ctx: Ctx) -> None:
         at(ctx, NOW, action)
 
-    return run_model([], until="60m1s", setup=setup, switches=switches)
+    return run_model([], until="60m1s", setup=setup, design=design)
 
 
 def created_rows(run: ModelRun) -> list[tuple[int, Ms, Ms, Ms, int, int]]:
@@ -140,7 +140,7 @@ def test_a_levelled_time_is_never_before_now() -> None:
 
 
 def test_forward_4032_windows_then_back_6_then_the_target() -> None:
-    """Seed 000 adjustSnapshotTime with a cap of 1 (switch ``window_cap``; the search bounds are the
+    """Seed 000 adjustSnapshotTime with a cap of 1 (``design.window_cap``; the search bounds are the
     design's): windows W ... W + 4030 are full, so the first row lands in the last forward window,
     W + 4031 (4032 probes). With W - 1 ... W - 4 full as well, the second row finds nothing
     forward and falls back to W - 5 -- the sixth and last backward window (i = 0 ... 5), jittered

@@ -138,11 +138,13 @@ from sim.metrics.invariants.truth import (
 from sim.units import Ms
 
 if TYPE_CHECKING:
+    from sim.cvsa.params import Params
     from sim.cvsa.profile import Switches
 
 
 def invariant_reducers(
     switches: Switches,
+    params: Params,
     *,
     crossings: CrossingTable | None = None,
     tracked: npt.ArrayLike | None = None,
@@ -151,11 +153,12 @@ def invariant_reducers(
     stale_slack_ms: Ms = DEFAULT_STALE_SLACK_MS,
     capture_bound_ms: Ms = DEFAULT_CAPTURE_BOUND_MS,
 ) -> list[Reducer]:
-    """Every invariant monitor, configured from the run's switches (the cap, the fallback and
-    the bulk tick's marking), the catalogue's songs, the milestone ground truth (``tracked``:
-    which crossings the design promises to capture) and the videos' availability."""
+    """Every invariant monitor, configured from the run's numbers (the cap) and switches (the
+    fallback and the bulk tick's marking), the catalogue's songs, the milestone ground truth
+    (``tracked``: which crossings the design promises to capture) and the videos'
+    availability."""
     return [
-        WindowCapInvariant(switches.window_cap),
+        WindowCapInvariant(params.window_cap),
         NoScheduleBeforeCreation(switches.fallback_bare_window_start),
         LifecycleInvariants(bulk_marks_processing=not switches.bulk_aids_as_ids_bug),
         StaleSongs(songs or {}, slack_ms=stale_slack_ms, unavailable=unavailable),
@@ -167,11 +170,12 @@ def invariant_reducers(
     ]
 
 
-def cvsa_invariant_reducers(switches: Switches, truth: RunTruth) -> list[Reducer]:
+def cvsa_invariant_reducers(switches: Switches, params: Params, truth: RunTruth) -> list[Reducer]:
     """:func:`invariant_reducers` for a CVSA model run, from the world's :class:`RunTruth`
     (:func:`run_truth`, built once per run)."""
     return invariant_reducers(
         switches,
+        params,
         crossings=truth.crossings,
         tracked=truth.tracked,
         songs=truth.songs,

@@ -1,0 +1,280 @@
+"""``sim capacity``: the largest load, or the smallest resource, at which a scenario's gates hold.
+
+The probe sequence is :class:`sim.scenario.frontier.FrontierSearch` (exponential, then
+bisection); every probe is a normal run with its report under ``OUT/probes/``; the gates are
+the scenario's ``[expect]`` thresholds (a finding's severity among them). The answer, every
+probe and its verdicts go to ``capacity.json``; ``capacity.png`` draws each gate's metric
+against the value with the pass/fail boundary (:mod:`sim.report.frontier_plot`).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+
+from sim.cli.common import load_or_exit
+from sim.cli.exits import EXIT_INTERRUPTED, EXIT_THRESHOLD, EXIT_USAGE
+from sim.scenario.document import Scenario
+from sim.scenario.frontier import Find, FrontierSearch
+
+RESOURCE_PREFIXES = ("design.", "scheduler.", "upstream.")
+"""Keys whose larger values give the scheduler more room: the search looks for the smallest
+value that holds. Any other key (``catalog.*``, ``arrivals.*``) is a load: the largest."""
+
+
+def _percent(text: str) -> float:
+    raw = text.strip()
+    try:
+        value = float(raw[:-1]) / 100 if raw.endswith("%") else float(raw)
+    except ValueError:
+        raise click.BadParameter(
+            f"must be a fraction or a percentage, e.g. 1% (got {text!r})"
+        ) from None
+    if not 0 < value < 1:
+        raise click.BadParameter(f"must be between 0 and 100 % (got {text!r})")
+    return value
+
+
+@click.command()
+@click.argument(
+    "scenario_path", metavar="SCENARIO", type=click.Path(path_type=Path, dir_okay=False)
+)
+@click.option(
+    "--vary",
+    "key",
+    required=True,
+    metavar="KEY.PATH",
+    help="The numeric key to search, e.g. design.window_cap or catalog.non_songs.",
+)
+@click.option("--low", type=float, default=None, help="Lowest value to probe (probed first).")
+@click.option("--high", type=float, default=None, help="Highest value to probe.")
+@click.option(
+    "--find",
+    type=click.Choice(["max", "min"]),
+    default=None,
+    help="max: the largest value that holds (a load); min: the smallest (a resource) "
+    "[default: min for design.*, scheduler.* and upstream.* keys, else max].",
+)
+@click.option(
+    "--precision",
+    default="1%",
+    show_default=True,
+    help="Stop when the passing and failing values are this close (relative).",
+)
+@click.option(
+    "--seed", type=click.IntRange(min=0), default=None, help="Override the scenario's seed."
+)
+@click.option(
+    "--set",
+    "overrides",
+    multiple=True,
+    metavar="KEY.PATH=VALUE",
+    help="Override a field at every probe (repeatable).",
+)
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Output directory [default: reports/capacity-<scenario name>/].",
+)
+@click.option("--no-plots", is_flag=True, help="Write each probe's CSV files but no PNG or HTML.")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress lines.")
+def capacity(
+    scenario_path: Path,
+    key: str,
+    low: float | None,
+    high: float | None,
+    find: Find | None,
+    precision: str,
+    seed: int | None,
+    overrides: tuple[str, ...],
+    out_dir: Path | None,
+    no_plots: bool,
+    as_json: bool,
+    quiet: bool,
+) -> None:
+    """Find where SCENARIO's [expect] gates stop holding as KEY varies.
+
+    For a load (catalog.non_songs, arrivals.per_day) the answer is the largest value at which
+    every gate holds; for a resource (design.window_cap) the smallest. Without --low/--high the
+    search starts at the scenario's own value and doubles or halves until the verdict flips,
+    then bisects to --precision. Exit status: 0 when a frontier was found (or every probe
+    held), 99 when no probed value holds, 2 for a usage or scenario error, 130 on Ctrl-C.
+    """
+    from sim.report.frontier_plot import draw_frontier
+    from sim.runner import RunOptions, run_scenario
+    from sim.scenario.expect import evaluate
+    from sim.scheduler import build_cvsa_model
+
+    try:
+        rel = _percent(precision)
+    except click.BadParameter as exc:
+        raise click.BadParameter(exc.message, param_hint="'--precision'") from None
+    base = load_or_exit(scenario_path, overrides, seed)
+    if not base.expect.root:
+        click.echo(
+            f"error: {scenario_path}: sim capacity needs gates, and the scenario has no "
+            "[expect] thresholds; add some, or e.g. --set "
+            '\'expect."findings.capacity.severity"="<= info"\'',
+            err=True,
+        )
+        sys.exit(EXIT_USAGE)
+    start = _current_value(base, key)
+    direction: Find = find or ("min" if key.startswith(RESOURCE_PREFIXES) else "max")
+    integer = isinstance(start, int) and not isinstance(start, bool)
+    try:
+        search = FrontierSearch(
+            direction, float(start), integer, precision=rel, low=low, high=high, minimum=0.0
+        )
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
+    out = out_dir or Path("reports") / f"capacity-{base.name}"
+    leaf = key.rsplit(".", 1)[-1]
+    chatty = not quiet and not as_json
+
+    def say(text: str) -> None:
+        if chatty:
+            click.echo(text, err=True)
+
+    what = "largest" if direction == "max" else "smallest"
+    say(f"finding the {what} {key} at which {len(base.expect.root)} gate(s) hold -> {out}/")
+    started = time.perf_counter()
+    probes: list[dict[str, Any]] = []
+    partial = False
+    while (value := search.next_value()) is not None:
+        shown = _spell(value, integer)
+        probe_dir = out / "probes" / f"{len(probes):02d}_{leaf}={shown}"
+        scenario = load_or_exit(scenario_path, [*overrides, f"{key}={shown}"], seed)
+        options = RunOptions(out_dir=probe_dir, report=True, plots=not no_plots, handle_sigint=True)
+        run = run_scenario(scenario, build_cvsa_model, options)
+        verdicts = evaluate(scenario.expect, run.metrics)
+        holds = not run.partial and all(v.passed for v in verdicts)
+        probes.append(
+            {
+                "value": _number(value, integer),
+                "holds": holds,
+                "run": str(probe_dir),
+                "gates": [
+                    {
+                        "metric": v.metric,
+                        "condition": v.condition,
+                        "value": v.value,
+                        "passed": v.passed,
+                    }
+                    for v in verdicts
+                ],
+            }
+        )
+        wall = time.perf_counter() - started
+        failed = [v for v in verdicts if not v.passed]
+        why = (
+            "holds"
+            if holds
+            else "fails: "
+            + "; ".join(f"{v.metric} = {_show(v.value)} (needs {v.condition})" for v in failed[:2])
+        )
+        say(f"[{wall:7.1f}s] probe {len(probes)}: {key} = {_spell(value, integer, True)} -> {why}")
+        if run.partial:
+            partial = True
+            break
+        search.record(value, holds)
+    frontier = search.frontier()
+    result = {
+        "scenario": base.name,
+        "key": key,
+        "find": direction,
+        "precision": rel,
+        "partial": partial,
+        "holds": _number(frontier.holds.value, integer) if frontier.holds else None,
+        "fails": _number(frontier.fails.value, integer) if frontier.fails else None,
+        "probes": probes,
+    }
+    result["finding"] = _sentence(result, integer)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "capacity.json").write_text(
+        json.dumps(result, indent=2, sort_keys=True, default=str) + "\n", encoding="utf-8"
+    )
+    if not no_plots and probes:
+        draw_frontier(result, base.expect.conditions(), out / "capacity.png")
+    if as_json:
+        json.dump(result, sys.stdout, indent=2, sort_keys=True, default=str)
+        sys.stdout.write("\n")
+    else:
+        click.echo(result["finding"])
+        click.echo(f"wrote capacity.json{'' if no_plots else ' and capacity.png'} in {out}/")
+    if partial:
+        click.echo("capacity search interrupted", err=True)
+        sys.exit(EXIT_INTERRUPTED)
+    if frontier.holds is None:
+        sys.exit(EXIT_THRESHOLD)
+
+
+def _current_value(scenario: Scenario, key: str) -> int | float:
+    """The value ``key`` has in the validated scenario (a ``design.`` key: the profile's
+    number when the scenario sets none); a usage error unless it is a plain number."""
+    node: Any = scenario
+    parts = key.split(".")
+    if parts[0] == "design" and len(parts) == 2:
+        node = scenario.params
+        parts = parts[1:]
+    for part in parts:
+        if not hasattr(node, part):
+            raise click.BadParameter(f"{key} is not a key of the scenario", param_hint="'--vary'")
+        node = getattr(node, part)
+    if isinstance(node, bool) or not isinstance(node, int | float):
+        raise click.BadParameter(
+            f"{key} is not a number (it is {node!r}): vary a count, a rate or a size",
+            param_hint="'--vary'",
+        )
+    return node
+
+
+def _number(value: float, integer: bool) -> int | float:
+    return int(value) if integer else value
+
+
+def _spell(value: float, integer: bool, people: bool = False) -> str:
+    if integer:
+        return f"{int(value):,}" if people else str(int(value))
+    return f"{value:,.6g}" if people else repr(value)
+
+
+def _show(value: object) -> str:
+    if isinstance(value, float):
+        return f"{value:,.4g}"
+    return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else str(value)
+
+
+def _sentence(result: dict[str, Any], integer: bool) -> str:
+    """The frontier in words, with the evidence run and the gate that failed beyond it."""
+    key, n = result["key"], len(result["probes"])
+    best = "largest" if result["find"] == "max" else "smallest"
+    probes = {p["value"]: p for p in result["probes"]}
+    if result["holds"] is None:
+        tried = ", ".join(_spell(p["value"], integer, True) for p in result["probes"])
+        return f"No probed value of {key} holds every gate ({n} probes: {tried})."
+    good = probes[result["holds"]]
+    text = f"The {best} {key} at which every gate holds is {_spell(result['holds'], integer, True)}"
+    if result["fails"] is None:
+        return (
+            f"{text}, the last value probed: every probe held ({n} probes); widen the search "
+            f"with --{'high' if result['find'] == 'max' else 'low'}. Evidence: {good['run']}/."
+        )
+    bad = probes[result["fails"]]
+    failed = [g for g in bad["gates"] if not g["passed"]]
+    gate = failed[0] if failed else None
+    why = (
+        f"; at {_spell(result['fails'], integer, True)} {gate['metric']} was "
+        f"{_show(gate['value'])} (needs {gate['condition']})"
+        if gate
+        else f"; {_spell(result['fails'], integer, True)} fails"
+    )
+    unit = integer and abs(result["holds"] - result["fails"]) <= 1
+    within = "to the unit" if unit else f"to within {result['precision'] * 100:g} %"
+    return f"{text}{why}. {n} probes, {within}. Evidence: {good['run']}/."
