@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Final, Literal, NamedTuple, Protocol
 
+from sim.cvsa.params import MilestoneLadder
 from sim.cvsa.vocabulary import ScheduleStatus, ScheduleType, UpstreamErrorKind
 from sim.units import Ms
 
@@ -236,10 +237,12 @@ class SnapshotReads(Protocol):
         """The ``eta`` row of ``aid``."""
         ...
 
-    async def milestone_candidates(self, wide: bool, eta_below_h: float) -> list[int]:
+    async def milestone_candidates(
+        self, wide: bool, eta_below_h: float, ladder: MilestoneLadder
+    ) -> list[int]:
         """``getVideosNearMilestone`` (reference §11.1), ascending: videos whose latest views are
-        near a milestone or whose ``eta`` is below ``eta_below_h`` (2300 h); ``wide`` adds set A
-        (songs in [60k, 100k) or above 1M). The predicate:
+        near a milestone of ``ladder`` or whose ``eta`` is below ``eta_below_h`` (2300 h);
+        ``wide`` adds set A (songs in [60k, 100k) or above 1M). The predicate:
         :func:`sim.cvsa.milestones.milestone_candidate`."""
         ...
 

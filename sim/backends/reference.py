@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from operator import attrgetter, itemgetter
 
 from sim.cvsa.milestones import milestone_candidate
+from sim.cvsa.params import MilestoneLadder
 from sim.cvsa.snapshots import find_closest_snapshot, find_snapshot_before
 from sim.cvsa.ticks import bulk_tick_sort_key, in_bounds, single_tick_sort_key
 from sim.cvsa.vocabulary import ScheduleStatus, ScheduleType
@@ -104,7 +105,7 @@ class ReferenceStore:
         """``wide`` -> the aids :meth:`milestone_candidates` returns: the predicate reads only a
         video's latest views, its song flag and its eta, so it is re-evaluated whenever one of
         them is written (:meth:`_recheck_candidate`)."""
-        self._candidate_eta_h: float | None = None
+        self._candidate_rule: tuple[float, MilestoneLadder] | None = None
         """Set C's threshold the candidates are kept for (None: not asked yet, none kept)."""
 
     # -- schedule indexes -----------------------------------------------------------------------
@@ -367,22 +368,25 @@ class ReferenceStore:
         """Re-evaluate ``getVideosNearMilestone``'s predicate for ``aid`` (reference §11.1): its
         rows are ``latest_video_snapshot`` joined with ``songs`` and ``eta``, so a video without
         snapshots is never a candidate."""
-        below = self._candidate_eta_h
-        if below is None:  # nobody asked yet: nothing kept
+        rule = self._candidate_rule
+        if rule is None:  # nobody asked yet: nothing kept
             return
+        below, ladder = rule
         latest = self._snapshots[aid][-1] if self._snapshots.get(aid) else None
         eta = None if aid not in self._eta else self._eta[aid].eta_h
         for wide in (False, True):
             if latest is not None and milestone_candidate(
-                latest.views, aid in self._songs, eta, wide, below
+                latest.views, aid in self._songs, eta, wide, below, ladder
             ):
                 self._candidates[wide].add(aid)
             else:
                 self._candidates[wide].discard(aid)
 
-    async def milestone_candidates(self, wide: bool, eta_below_h: float) -> list[int]:
-        if eta_below_h != self._candidate_eta_h:  # a first ask or another threshold: rebuild
-            self._candidate_eta_h = eta_below_h
+    async def milestone_candidates(
+        self, wide: bool, eta_below_h: float, ladder: MilestoneLadder
+    ) -> list[int]:
+        if (eta_below_h, ladder) != self._candidate_rule:  # a first ask or another: rebuild
+            self._candidate_rule = (eta_below_h, ladder)
             self._candidates = {False: set(), True: set()}
             for aid in self._snapshots:
                 self._recheck_candidate(aid)

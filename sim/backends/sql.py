@@ -35,7 +35,7 @@ from typing import Any, Concatenate, ParamSpec, TypeVar, cast
 import trio
 import trio_asyncio
 
-from sim.cvsa.milestones import MILLION
+from sim.cvsa.params import MilestoneLadder
 from sim.cvsa.vocabulary import ScheduleStatus, ScheduleType
 from sim.ports import ACTIVE_STATUSES, DueOrder, EtaInputs, EtaRow, ScheduleRow, Snapshot
 from sim.units import Ms
@@ -575,20 +575,24 @@ class SqlStore(abc.ABC):
         return EtaRow(int(row[0]), float(row[1]), float(row[2]), int(row[3]), int(row[4]))
 
     @bridged
-    async def milestone_candidates(self, wide: bool, eta_below_h: float) -> list[int]:
+    async def milestone_candidates(
+        self, wide: bool, eta_below_h: float, ladder: MilestoneLadder
+    ) -> list[int]:
         # getVideosNearMilestone (reference §11.1); the predicate is
-        # sim.cvsa.milestones.milestone_candidate, spelled in SQL.
-        m = MILLION
-        next_million = f"((l.views + {m - 1}) / {m} * {m})"
+        # sim.cvsa.milestones.milestone_candidate, spelled in SQL (the deployed query's
+        # literals are the ladder's: 90000, 100000, 1000000, 60000).
+        first, m = int(ladder.first), int(ladder.step)
+        next_step = f"((l.views + {m - 1}) / {m} * {m})"
         near = (
-            "(l.views >= 90000 AND l.views < 100000) OR "
-            f"(l.views >= {next_million} - 100000 AND l.views < {next_million}) OR "
+            f"(l.views >= {first - int(ladder.near_first)} AND l.views < {first}) OR "
+            f"(l.views >= {next_step} - {int(ladder.near_step)} AND l.views < {next_step}) OR "
             f"(e.eta IS NOT NULL AND e.eta < {float(eta_below_h)!r})"
         )
         if wide:
             near += (
                 " OR (s.aid IS NOT NULL AND "
-                f"((l.views >= 60000 AND l.views < 100000) OR l.views > {m}))"
+                f"((l.views >= {first - int(ladder.wide_near_first)} AND l.views < {first}) "
+                f"OR l.views > {m}))"
             )
         rows = await self._all(
             "SELECT l.aid FROM latest_video_snapshot l "

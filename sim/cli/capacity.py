@@ -82,7 +82,9 @@ def _percent(text: str) -> float:
     type=click.Path(file_okay=False, path_type=Path),
     help="Output directory [default: reports/capacity-<scenario name>/].",
 )
-@click.option("--no-plots", is_flag=True, help="Write each probe's CSV files but no PNG or HTML.")
+@click.option(
+    "--no-plots", is_flag=True, help="Write each probe's CSV files but no PNG or HTML of its own."
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress lines.")
 def capacity(
@@ -200,14 +202,14 @@ def capacity(
     (out / "capacity.json").write_text(
         json.dumps(result, indent=2, sort_keys=True, default=str) + "\n", encoding="utf-8"
     )
-    if not no_plots and probes:
+    if probes:
         draw_frontier(result, base.expect.conditions(), out / "capacity.png")
     if as_json:
         json.dump(result, sys.stdout, indent=2, sort_keys=True, default=str)
         sys.stdout.write("\n")
     else:
         click.echo(result["finding"])
-        click.echo(f"wrote capacity.json{'' if no_plots else ' and capacity.png'} in {out}/")
+        click.echo(f"wrote capacity.json and capacity.png in {out}/")
     if partial:
         click.echo("capacity search interrupted", err=True)
         sys.exit(EXIT_INTERRUPTED)

@@ -21,33 +21,34 @@ from collections.abc import Sequence
 from typing import Final, NamedTuple
 
 from sim.cvsa import jsmath
-from sim.cvsa.params import FactorCoefficients, Params
+from sim.cvsa.params import FactorCoefficients, MilestoneLadder, Params
 from sim.cvsa.snapshots import Snapshot, find_closest_snapshot
 from sim.ports import EtaRow, new_record
 from sim.units import HOUR_MS, Ms
 
-MILLION: Final = 1_000_000
 
-
-def closest_milestone(views: int, strict: bool = False) -> int:
+def closest_milestone(views: int, ladder: MilestoneLadder, strict: bool = False) -> int:
     """The next milestone at or above ``views`` (``closestMilestone``, reference §11.2).
 
-    The ladder is 100k, 1M, then every 1M (seed 000: "10万、100万、200万……"). Non-strict (the
-    default, used for scheduling) maps an exact multiple of 1M to itself, so views-to-go is 0;
-    100 000 itself maps to 1M because the test is ``views < 100000``. Strict (used for the
-    ``eta`` table) jumps from 1M straight to 10M: any views in [1M, 10M) map to 10M.
+    The ladder is 100k, 1M, then every 1M (seed 000: "10万、100万、200万……";
+    ``Params.milestone_ladder``: ``first``, then every ``step``). Non-strict (the default, used
+    for scheduling) maps an exact multiple of 1M to itself, so views-to-go is 0; 100 000 itself
+    maps to 1M because the test is ``views < 100000``. Strict (used for the ``eta`` table) jumps
+    from 1M straight to 10M (``strict_next``): any views in [1M, 10M) map to 10M.
 
     Args:
         views: current view count.
+        ladder: the milestones (``Params.milestone_ladder``).
         strict: the ``eta``-table ladder (100k, 1M, 10M, 11M, ...).
     """
-    if views < 100_000:
-        return 100_000
-    if views < MILLION:
-        return MILLION
-    if views < 10 * MILLION and strict:
-        return 10 * MILLION
-    return -(-views // MILLION) * MILLION  # ceil(views / 1e6) * 1e6, exact in integers
+    first, step = ladder.first, ladder.step
+    if views < first:
+        return first
+    if views < step:
+        return step
+    if strict and views < ladder.strict_next:
+        return ladder.strict_next
+    return -(-views // step) * step  # ceil(views / step) * step, exact in integers
 
 
 @functools.lru_cache(maxsize=1 << 16)
@@ -114,11 +115,11 @@ def adjusted_eta_hours(
             closest to ``now - lookback`` (:func:`sim.cvsa.snapshots.find_closest_snapshot`),
             or None where there is none.
         piecewise: switch ``piecewise_factor``.
-        params: the design's numbers (``eta_delta``, ``milestone_factor``).
+        params: the design's numbers (``eta_delta``, ``milestone_factor``, the ladder).
     """
     if latest is None:
         return new_record(EtaEstimate, (0.0, 0.0))
-    to_go = closest_milestone(latest.views) - latest.views
+    to_go = closest_milestone(latest.views, params.milestone_ladder) - latest.views
     factor = milestone_factor(to_go, piecewise, params.milestone_factor)
     delta = params.eta_delta
     best, best_speed = math.inf, 0.0
@@ -150,7 +151,7 @@ def lookback_snapshots(
     return [find_closest_snapshot(snapshots, now_ms - back) for back in lookbacks_ms]
 
 
-def milestone_reached(prev_views: int, views: int, strict: bool) -> bool:
+def milestone_reached(prev_views: int, views: int, strict: bool, ladder: MilestoneLadder) -> bool:
     """After a milestone snapshot: was the milestone reached? (reference §9 step 7)
 
     The milestone is ``closest_milestone(prev_views)`` (non-strict), where ``prev_views`` is the
@@ -160,11 +161,11 @@ def milestone_reached(prev_views: int, views: int, strict: bool) -> bool:
     it, so landing exactly on the milestone is not reached, and the re-ETA then aims at the next
     milestone (``closest_milestone`` maps an exact 100,000 to 1M).
     """
-    milestone = closest_milestone(prev_views)
+    milestone = closest_milestone(prev_views, ladder)
     return views > milestone if strict else views >= milestone
 
 
-def eta_table_value(views: int, speed: float, delta: float) -> float:
+def eta_table_value(views: int, speed: float, delta: float, ladder: MilestoneLadder) -> float:
     """The ``eta`` column written by the upserts: strict views-to-go over ``speed + delta``.
 
     ``getAdjustedShortTermETA`` writes it with its max speed and delta 1e-5 (reference §11.4
@@ -177,15 +178,18 @@ def eta_table_value(views: int, speed: float, delta: float) -> float:
         views: the latest views.
         speed: views/hour.
         delta: the writer's epsilon (``Params.eta_delta`` or ``Params.bulk_eta_delta``).
+        ladder: the milestones (``Params.milestone_ladder``).
     """
-    return jsmath.div(closest_milestone(views, strict=True) - views, speed + delta)
+    return jsmath.div(closest_milestone(views, ladder, strict=True) - views, speed + delta)
 
 
-def eta_row(aid: int, views: int, speed: float, delta: float, updated_ms: Ms) -> EtaRow:
+def eta_row(
+    aid: int, views: int, speed: float, delta: float, updated_ms: Ms, ladder: MilestoneLadder
+) -> EtaRow:
     """The ``eta`` row an upsert writes (reference §2.4, §10.3, §11.4 step 5): the ETA
     (:func:`eta_table_value`) and the speed, both rounded to float4 as the table's ``real``
     columns store them (§19.6), the views, and the writer's clock."""
-    eta = to_float4(eta_table_value(views, speed, delta))
+    eta = to_float4(eta_table_value(views, speed, delta, ladder))
     return new_record(EtaRow, (aid, eta, to_float4(speed), views, updated_ms))
 
 
@@ -236,7 +240,12 @@ def milestone_delay_ms(eta_h: float, clamp: bool, params: Params) -> int | None:
 
 
 def milestone_candidate(
-    views: int, is_song: bool, eta_h: float | None, wide: bool, eta_below_h: float
+    views: int,
+    is_song: bool,
+    eta_h: float | None,
+    wide: bool,
+    eta_below_h: float,
+    ladder: MilestoneLadder,
 ) -> bool:
     """Is the video returned by ``getVideosNearMilestone``? (reference §11.1)
 
@@ -254,10 +263,15 @@ def milestone_candidate(
         eta_h: the ``eta`` table value, or None when the video has no eta row.
         wide: add set A.
         eta_below_h: set C's threshold (``Params.milestone_candidate_eta_h``).
+        ladder: the milestones and the bands (``Params.milestone_ladder``).
     """
-    if wide and is_song and (60_000 <= views < 100_000 or views > MILLION):
+    first, step = ladder.first, ladder.step
+    if wide and is_song and (first - ladder.wide_near_first <= views < first or views > step):
         return True  # set A; its [900k, 1M) band is also in B
-    next_million = -(-views // MILLION) * MILLION
-    if 90_000 <= views < 100_000 or next_million - 100_000 <= views < next_million:
+    next_step = -(-views // step) * step
+    if (
+        first - ladder.near_first <= views < first
+        or next_step - ladder.near_step <= views < next_step
+    ):
         return True  # set B; [900k, 1M) is the M = 1M case of the last band
     return eta_h is not None and eta_h < eta_below_h  # set C

@@ -72,6 +72,16 @@ def check_params(p: Params) -> list[ParamProblem]:
     need(fc.numerator > 0, "milestone_factor", "must have numerator > 0")
     need(fc.floor < fc.ceiling, "milestone_factor", "must have floor below ceiling")
     need(fc.knee >= 0, "milestone_factor", "must have knee >= 0")
+    lad = p.milestone_ladder
+    need(0 < lad.first < lad.step, "milestone_ladder", "must have 0 < first < step")
+    need(lad.strict_next >= lad.step, "milestone_ladder", "must have strict_next >= step")
+    need(0 <= lad.near_first <= lad.first, "milestone_ladder", "must have near_first in [0, first]")
+    need(0 <= lad.near_step <= lad.step, "milestone_ladder", "must have near_step in [0, step]")
+    need(
+        0 <= lad.wide_near_first <= lad.first,
+        "milestone_ladder",
+        "must have wide_near_first in [0, first]",
+    )
     need(p.regular_epsilon_h > 0, "regular_epsilon_h", "must be > 0")
     bands = p.regular_interval_bands
     need(

@@ -47,6 +47,27 @@ class FactorCoefficients(NamedTuple):
     """The lower truncation bound (equal to b; the raw value goes negative past 10^4.5)."""
 
 
+class MilestoneLadder(NamedTuple):
+    """The milestones and how near one a video must be to be watched (reference §11.1, §11.2).
+
+    Seed 000: "10万、100万、200万……" (100k, 1M, then every 1M); the near bands are the deployed
+    ``getVideosNearMilestone``'s (the note says only "接近")."""
+
+    first: int
+    """The first milestone (100k)."""
+    step: int
+    """Every multiple of this above the first is a milestone (1M, 2M, ...)."""
+    strict_next: int
+    """The ``eta`` table's strict ladder jumps from ``step`` straight to this (10M, §11.2)."""
+    near_first: int
+    """Set B: views in [first - this, first) (90k-100k)."""
+    near_step: int
+    """Set B: views in [M - this, M) below every multiple M of ``step`` (900k-1M, ...)."""
+    wide_near_first: int
+    """Set A (switch ``wide_milestone_candidates``): songs in [first - this, first) (60k-100k)
+    or above ``step``."""
+
+
 @dataclass(frozen=True, kw_only=True)
 class Params:
     """Every number of the design (see the module docstring); defaults are the profiles'."""
@@ -250,6 +271,21 @@ class Params:
     )
 
     # --- milestones ---
+    milestone_ladder: MilestoneLadder = field(
+        default=MilestoneLadder(
+            first=100_000,
+            step=1_000_000,
+            strict_next=10_000_000,
+            near_first=10_000,
+            near_step=100_000,
+            wide_near_first=40_000,
+        ),
+        metadata=_doc(
+            "the milestones (first, then every step; the eta table's strict ladder jumps to "
+            "strict_next) and the bands below them whose videos are candidates",
+            "seed 000 (10万、100万、200万……); reference §11.1, §11.2",
+        ),
+    )
     milestone_eta_limit_h: float = field(
         default=144.0,
         metadata=_doc(

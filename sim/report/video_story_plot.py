@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from sim.cvsa.params import MilestoneLadder
 from sim.events import cvsa_kinds as K
 from sim.report.plots import COLOURS, STYLE, PlotContext, count_axis, days, legend, save, time_axis
 from sim.report.video_story import I8, Story, col
@@ -35,13 +36,13 @@ def _in(table: I8, lo: int, hi: int, column: int = 1) -> I8:
     return table[(table[:, column] >= lo) & (table[:, column] <= hi)]
 
 
-def _levels(views: I8) -> tuple[list[int], int | None]:
+def _levels(views: I8, ladder: MilestoneLadder) -> tuple[list[int], int | None]:
     """Ladder milestones near the curve (up to half its range above it, so that the curve is
     not flattened), and the next milestone above when it is further than that."""
     lo, hi = int(views.min()), int(views.max())
-    top = next_milestone(hi)
-    rungs = np.arange(int(rungs_reached(lo)) + 1, int(rungs_reached(top)) + 1)
-    levels = [int(v) for v in rung_value(rungs)][-MAX_LEVELS:]
+    top = next_milestone(hi, ladder)
+    rungs = np.arange(int(rungs_reached(lo, ladder)) + 1, int(rungs_reached(top, ladder)) + 1)
+    levels = [int(v) for v in rung_value(rungs, ladder)][-MAX_LEVELS:]
     reach = hi + max(hi - lo, 1) // 2
     return [v for v in levels if v <= reach], (top if top > reach else None)
 
@@ -80,7 +81,7 @@ def _curve(ax: Axes, story: Story, truth: Truth | None, lo: int, hi: int) -> Non
                 lw=0,
                 label="API error (deleted / hidden / under review)",
             )
-        levels, above = _levels(truth.views)
+        levels, above = _levels(truth.views, truth.ladder)
         if above is not None:
             ax.text(
                 0.995,

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from sim.cvsa.params import MilestoneLadder
 from sim.cvsa.vocabulary import VideoUnavailable
 from sim.events import cvsa_kinds as K
 from sim.metrics.findings.verdicts import duration, local
@@ -41,6 +42,8 @@ class Crossing:
 class Truth:
     """One video in the world over ``[from_ms, to_ms]``."""
 
+    ladder: MilestoneLadder
+    """The run's milestones."""
     is_song: bool
     family: str
     published_ms: Ms
@@ -78,13 +81,19 @@ def world_truth(scenario: Scenario, aid: int, from_ms: Ms, to_ms: Ms) -> Truth |
         else RecountSteps.empty()
     )
     _, milestone, t_star = find_crossings(
-        lambda idx, at: world.views_at(np.full(len(idx), i, np.int64), at), 1, steps, from_ms, to_ms
+        lambda idx, at: world.views_at(np.full(len(idx), i, np.int64), at),
+        1,
+        steps,
+        from_ms,
+        to_ms,
+        world.ladder,
     )
     seen = world.availability.errors(np.full(len(t_star), i, np.int64), t_star) == 0
     crossings = tuple(
         Crossing(int(m), int(ts), bool(v)) for m, ts, v in zip(milestone, t_star, seen, strict=True)
     )
     return Truth(
+        world.ladder,
         bool(world.is_song[one][0]),
         Family(int(world.family[i])).name.lower(),
         int(world.published_ms[i]),

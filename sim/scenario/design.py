@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import Field, StrictInt, create_model
 
-from sim.cvsa.params import DESIGN_PARAMS, FactorCoefficients, Params
+from sim.cvsa.params import DESIGN_PARAMS, Params
 from sim.cvsa.profile import params_of
 from sim.scenario.switches import NONE_WORDS, DelayMs, LookbackMs, RefreshMs
 from sim.scenario.types import Section
@@ -32,21 +32,26 @@ from sim.units import format_duration_ms
 Number = Annotated[float, Field(allow_inf_nan=False)]
 
 
-class FactorOverrides(Section):
-    """``[design.milestone_factor]``: the acceleration factor's constants (unset: the
-    profile's). ``log(numerator / log10(x + 100), base) + offset``, truncated to
-    [floor, ceiling]; the deployed piecewise form switches branch above ``knee`` views to go."""
+class _GroupOverrides(Section):
+    """A sub-table over a group of numbers (``[design.milestone_factor]``,
+    ``[design.milestone_ladder]``): each key unset keeps the profile's."""
 
-    base: Number | None = None
-    numerator: Number | None = None
-    ceiling: Number | None = None
-    offset: Number | None = None
-    knee: StrictInt | None = None
-    floor: Number | None = None
-
-    def merged(self, default: FactorCoefficients) -> FactorCoefficients:
-        """``default`` with the constants this table sets."""
+    def merged(self, default: Any) -> Any:
+        """``default`` (a named tuple) with the numbers this table sets."""
         return default._replace(**{k: v for k, v in self.model_dump().items() if v is not None})
+
+
+def _group_table(name: str, default: Any) -> type[_GroupOverrides]:
+    """The sub-table of a named tuple of numbers, its keys typed by the profile's values."""
+    fields: dict[str, Any] = {
+        key: ((StrictInt if isinstance(value, int) else Number) | None, None)
+        for key, value in zip(default._fields, default, strict=True)
+    }
+    model: type[_GroupOverrides] = create_model(
+        f"{type(default).__name__}Overrides", __base__=_GroupOverrides, **fields
+    )
+    model.__doc__ = f"``[design.{name}]``: {type(default).__doc__}"
+    return model
 
 
 def _key_type(name: str, default: object) -> Any:
@@ -55,8 +60,8 @@ def _key_type(name: str, default: object) -> Any:
     ``_bands`` table maps a rate to hours, a ``_ladder`` a rate to a duration."""
     if name in NONE_WORDS:
         return LookbackMs if NONE_WORDS[name] == "unbounded" else RefreshMs
-    if isinstance(default, FactorCoefficients):
-        return FactorOverrides
+    if isinstance(default, tuple) and hasattr(default, "_fields"):
+        return _group_table(name, default)
     if isinstance(default, tuple):
         if name.endswith("_bands"):
             return list[tuple[Number, StrictInt]]
@@ -90,16 +95,16 @@ def _build() -> type[Section]:
 class _DesignBase(Section):
     def values(self, profile: str) -> dict[str, object]:
         """The numbers this table sets, as :func:`sim.cvsa.profile.params_of` takes them for
-        ``profile``: lists as tuples, a none-word as None, the factor's constants merged over
-        the profile's."""
+        ``profile``: lists as tuples, a none-word as None, a sub-table's numbers merged over
+        the profile's group."""
         out: dict[str, object] = {}
         for name, value in self:
             if value is None:
                 continue
             if isinstance(value, list):
                 value = tuple(tuple(v) if isinstance(v, list | tuple) else v for v in value)
-            elif isinstance(value, FactorOverrides):
-                value = value.merged(params_of(profile).milestone_factor)
+            elif isinstance(value, _GroupOverrides):
+                value = value.merged(getattr(params_of(profile), name))
             elif NONE_WORDS.get(name) == value:
                 value = None
             out[name] = value

@@ -232,7 +232,8 @@ def _special() -> list[str]:
         "name as in the rule book (`sim.cvsa.params.Params`). Durations (`_ms` keys) take units "
         '(`"2h"`) or integer milliseconds; `single_tick_lookback_ms` and `bulk_tick_lookback_ms` '
         'take `"unbounded"`, `window_refresh_every_ms` takes `"never"`; tables are lists of '
-        "`[threshold, value]` pairs; `milestone_factor` is a sub-table. A combination must keep "
+        "`[threshold, value]` pairs; `milestone_factor` and `milestone_ladder` are sub-tables. "
+        "A combination must keep "
         "the rule book's rules (a window length divides a day, a clamp's min is below its max, "
         "interval thresholds ascend). See [profiles.md](profiles.md) for each key's value in "
         "both profiles, meaning and citation. Keys: "

@@ -29,7 +29,9 @@ async def dispatch_milestone_snapshots(ctx: Ctx, job: Job | None = None) -> None
     [2 s, 1.2 h]; an existing row is only ever moved earlier (§11.5, §5 step 2)."""
     store, params = ctx.store, ctx.params
     aids = await store.milestone_candidates(
-        ctx.switches.wide_milestone_candidates, params.milestone_candidate_eta_h
+        ctx.switches.wide_milestone_candidates,
+        params.milestone_candidate_eta_h,
+        params.milestone_ladder,
     )
     if not ctx.batched_reads():
         for aid in aids:
@@ -58,8 +60,11 @@ async def _schedule_milestone(ctx: Ctx, aid: int, eta_h: float) -> None:
 async def milestone_idle_until(ctx: Ctx, now: Ms) -> Ms:
     """Idle while there is no candidate at all (each candidate's ETA is written to the eta table,
     so a run with candidates always changes state)."""
-    wide, eta_below_h = ctx.switches.wide_milestone_candidates, ctx.params.milestone_candidate_eta_h
-    return now if await ctx.store.milestone_candidates(wide, eta_below_h) else NEVER
+    wide, params = ctx.switches.wide_milestone_candidates, ctx.params
+    candidates = await ctx.store.milestone_candidates(
+        wide, params.milestone_candidate_eta_h, params.milestone_ladder
+    )
+    return now if candidates else NEVER
 
 
 async def under_dispatcher_lock(

@@ -32,7 +32,9 @@ async def eta_from(
         return kept
     params = ctx.params
     est = adjusted_eta_hours(latest, backs, ctx.switches.piecewise_factor, params)
-    row = eta_row(aid, latest.views, est.max_speed, params.eta_delta, ctx.worker_now)
+    row = eta_row(
+        aid, latest.views, est.max_speed, params.eta_delta, ctx.worker_now, params.milestone_ladder
+    )
     await ctx.store.upsert_eta(row)
     ctx.eta_memo[aid] = (latest, backs, est.eta_hours)
     return est.eta_hours

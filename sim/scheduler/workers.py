@@ -192,7 +192,9 @@ async def _continue_milestone(
         # The deployed code dereferences the missing previous snapshot and fails the row.
         await _finish(ctx, [row], _FAILED)
         return
-    if milestone_reached(prev.views, stats.views, ctx.switches.milestone_reached_strict):
+    if milestone_reached(
+        prev.views, stats.views, ctx.switches.milestone_reached_strict, ctx.params.milestone_ladder
+    ):
         return
     eta = await adjusted_eta(ctx, row.aid)
     delay = milestone_delay_ms(eta, ctx.switches.milestone_reeta_clamped, ctx.params)
@@ -226,6 +228,7 @@ async def bulk_snapshot_video(ctx: Ctx, job: Job) -> None:
         await _bulk_failed(ctx, batch, existing, failure)
         return
     waiting: dict[int, list[ScheduleRow]] = {}
+    ladder = ctx.params.milestone_ladder
     for r in existing:
         waiting.setdefault(r.aid, []).append(r)
     for item in items:
@@ -234,7 +237,7 @@ async def bulk_snapshot_video(ctx: Ctx, job: Job) -> None:
         if prev is not None:  # §10.3 step 1: the bulk worker keeps the eta table fresh
             delta = ctx.params.bulk_eta_delta
             speed = bulk_eta_speed(prev, item.views, ctx.worker_now, delta)
-            await store.upsert_eta(eta_row(item.aid, item.views, speed, delta, ctx.now))
+            await store.upsert_eta(eta_row(item.aid, item.views, speed, delta, ctx.now, ladder))
         await _record(ctx, rows.pop(0) if rows else None, item)
     await _finish(ctx, batch, _COMPLETED)  # every id of the batch (§10.3)
     if ctx.switches.bulk_reschedules_normal:

@@ -27,6 +27,7 @@ from sim.units import MINUTE_MS, SECOND_MS, WINDOW_MS
 NEW, MILESTONE, NORMAL, ARCHIVE = ScheduleType
 PENDING, PROCESSING, COMPLETED, FAILED, NO_PROXY, BILI_ERROR, _DELETED = ScheduleStatus
 CANDIDATE_ETA_H = DEFAULT_PARAMS.milestone_candidate_eta_h
+LADDER = DEFAULT_PARAMS.milestone_ladder
 
 T0 = 1_924_992_000_000  # 2031-01-01T00:00:00Z, a window boundary
 
@@ -299,13 +300,20 @@ async def snapshot_milestone_candidates(s: SnapshotStore) -> None:
     await s.insert_snapshot(1, T0, 95_000)  # [90k, 100k): near 100k (set B)
     await s.insert_snapshot(2, T0, 50_000)  # not near anything
     await s.insert_snapshot(3, T0, 1_500_000)  # a song above 1M: set A only
-    expect(await s.milestone_candidates(False, CANDIDATE_ETA_H), [1], "set B")
-    expect(await s.milestone_candidates(True, CANDIDATE_ETA_H), [1, 3], "sets A and B")
+    expect(await s.milestone_candidates(False, CANDIDATE_ETA_H, LADDER), [1], "set B")
+    expect(await s.milestone_candidates(True, CANDIDATE_ETA_H, LADDER), [1, 3], "sets A and B")
     await s.upsert_eta(EtaRow(2, 2000.0, 25.0, 50_000, T0))  # eta < 2300 h: set C
-    expect(await s.milestone_candidates(False, CANDIDATE_ETA_H), [1, 2], "set C joins")
+    expect(await s.milestone_candidates(False, CANDIDATE_ETA_H, LADDER), [1, 2], "set C joins")
     await s.insert_snapshot(1, T0 + 1, 100_200)  # crossed 100k, far from 1M
     await s.upsert_eta(EtaRow(2, 9000.0, 5.0, 50_000, T0 + 1))
-    expect(await s.milestone_candidates(False, CANDIDATE_ETA_H), [], "latest views and eta decide")
+    expect(
+        await s.milestone_candidates(False, CANDIDATE_ETA_H, LADDER),
+        [],
+        "latest views and eta decide",
+    )
+    # Another ladder (near band 600k below every million): 1.5M is now near 2M.
+    other = LADDER._replace(near_step=600_000)
+    expect(await s.milestone_candidates(False, CANDIDATE_ETA_H, other), [3], "another ladder")
 
 
 async def snapshot_bulk_loads(s: SnapshotStore) -> None:

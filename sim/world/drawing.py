@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
+from sim.cvsa.params import MilestoneLadder
 from sim.units import DAY_MS, HOUR_MS
 from sim.world.arrivals import upload_clock
 from sim.world.curves import NEVER_MS, Family
@@ -191,7 +192,7 @@ def _curve_panel(ax: Axes, world: World, i: int, truth: Crossings, colour: str) 
     top, bottom = float(v.max()), float(v.min())
     span = max(top - bottom, 10.0)
     ax.set_ylim(max(bottom - 0.08 * span, 0), top + 0.12 * span)
-    for m in _ladder_between(bottom - 0.08 * span, top + 0.12 * span):
+    for m in _ladder_between(bottom - 0.08 * span, top + 0.12 * span, world.ladder):
         ax.axhline(m, color="#444", ls="--", lw=0.8)
         ax.annotate(
             human(m),
@@ -218,10 +219,10 @@ def _curve_panel(ax: Axes, world: World, i: int, truth: Crossings, colour: str) 
     ax.set_title(f"aid {int(world.aid[i])} · {kind}{before}\n{v[0]:,} → {v[-1]:,} views")
 
 
-def _ladder_between(lo: float, hi: float) -> list[int]:
-    first = int(rungs_reached(max(int(lo), 0))) + 1
-    last = int(rungs_reached(max(int(hi), 0)))
-    return [int(m) for m in rung_value(np.arange(first, last + 1))]
+def _ladder_between(lo: float, hi: float, ladder: MilestoneLadder) -> list[int]:
+    first = int(rungs_reached(max(int(lo), 0), ladder)) + 1
+    last = int(rungs_reached(max(int(hi), 0), ladder))
+    return [int(m) for m in rung_value(np.arange(first, last + 1), ladder)]
 
 
 def _catalog_figure(world: World) -> Figure:

@@ -1,6 +1,7 @@
 """Ground truth: the exact instant each video crosses each milestone of the ladder.
 
-The ladder is CVSA's non-strict one: 100k, 1M, then every 1M (reference §11.2, §16.5). A video
+The ladder is CVSA's non-strict one: 100k, 1M, then every 1M (reference §11.2, §16.5; the run's
+``Params.milestone_ladder``: ``first``, then every ``step``). A video
 crosses milestone ``M`` at the first millisecond ``t*`` with ``V(t*) >= M``; the search is a
 vectorised bisection on whole milliseconds over the curve itself (never a time-stepped scan),
 so the answer is exact for the simulated world: ``V(t* - 1 ms) < M <= V(t*)``.
@@ -19,36 +20,34 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from sim.cvsa.params import MilestoneLadder
 from sim.units import Ms
 from sim.world.curves import RecountSteps
 
 I8 = npt.NDArray[np.int64]
 B1 = npt.NDArray[np.bool_]
 
-HUNDRED_K = 100_000
-MILLION = 1_000_000
-
 Evaluate = Callable[[I8, I8], I8]
 """``(indices, instants) -> views``, element-wise."""
 
 
-def rungs_reached(views: npt.ArrayLike) -> I8:
+def rungs_reached(views: npt.ArrayLike, ladder: MilestoneLadder) -> I8:
     """How many ladder milestones are <= ``views`` (100k is rung 1, 1M rung 2, 2M rung 3 ...)."""
     v = np.asarray(views, dtype=np.int64)
-    out: I8 = (v >= HUNDRED_K).astype(np.int64) + v // MILLION
+    out: I8 = (v >= ladder.first).astype(np.int64) + v // ladder.step
     return out
 
 
-def rung_value(rung: npt.ArrayLike) -> I8:
+def rung_value(rung: npt.ArrayLike, ladder: MilestoneLadder) -> I8:
     """The milestone of each rung (1 -> 100k, k >= 2 -> (k-1) x 1M)."""
     k = np.asarray(rung, dtype=np.int64)
-    out: I8 = np.where(k == 1, HUNDRED_K, (k - 1) * MILLION)
+    out: I8 = np.where(k == 1, ladder.first, (k - 1) * ladder.step)
     return out
 
 
-def next_milestone(views: int) -> int:
+def next_milestone(views: int, ladder: MilestoneLadder) -> int:
     """The smallest ladder milestone strictly above ``views``."""
-    return int(rung_value(rungs_reached(views) + 1))
+    return int(rung_value(rungs_reached(views, ladder) + 1, ladder))
 
 
 @dataclass(frozen=True)
@@ -69,11 +68,16 @@ class Crossings:
 
 
 def find_crossings(
-    evaluate: Evaluate, n: int, recount: RecountSteps, t0_ms: Ms, t1_ms: Ms
+    evaluate: Evaluate,
+    n: int,
+    recount: RecountSteps,
+    t0_ms: Ms,
+    t1_ms: Ms,
+    ladder: MilestoneLadder,
 ) -> tuple[I8, I8, I8]:
     """``(index, milestone, t_ms)`` of every first crossing in ``(t0, t1]`` among ``n`` videos.
 
-    ``evaluate`` is the world's exact vectorised view function.
+    ``evaluate`` is the world's exact vectorised view function; ``ladder`` the run's milestones.
     """
     everyone = np.arange(n, dtype=np.int64)
     v0 = evaluate(everyone, np.full(n, t0_ms, np.int64))
@@ -81,12 +85,12 @@ def find_crossings(
     pre = _pre_step_views(evaluate, recount, t0_ms, t1_ms)
     if len(recount.index):
         peak[recount.index] = np.maximum(peak[recount.index], pre.max(axis=1))
-    k0, k1 = rungs_reached(v0), rungs_reached(peak)
+    k0, k1 = rungs_reached(v0, ladder), rungs_reached(peak, ladder)
     count = np.maximum(k1 - k0, 0)
     idx = np.repeat(everyone, count)
     first = np.repeat(np.cumsum(count) - count, count)
     rung = k0[idx] + 1 + (np.arange(len(idx)) - first)
-    milestone = rung_value(rung)
+    milestone = rung_value(rung, ladder)
     lo = np.full(len(idx), t0_ms, np.int64)
     hi = np.full(len(idx), t1_ms, np.int64)
     row, has_steps = _recount_rows(recount, idx)

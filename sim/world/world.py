@@ -77,6 +77,8 @@ class World:
         arrivals: ArrivalTable,
     ) -> None:
         self.scenario = scenario
+        self.ladder = scenario.params.milestone_ladder
+        """The run's milestones (``[design] milestone_ladder``): the ground truth's ladder."""
         self.clock = clock
         self.table = table
         self.availability = availability
@@ -206,7 +208,9 @@ class World:
     def crossings(self, t0_ms: Ms, t1_ms: Ms) -> Crossings:
         """Ground truth: every ladder milestone first crossed in ``(t0, t1]``, exact to 1 ms
         (``V(t - 1 ms) < milestone <= V(t)``); see :mod:`sim.world.truth`."""
-        idx, milestone, t = find_crossings(self.views_at, self._n, self.table.recount, t0_ms, t1_ms)
+        idx, milestone, t = find_crossings(
+            self.views_at, self._n, self.table.recount, t0_ms, t1_ms, self.ladder
+        )
         errors = self.availability.errors(idx, t) if len(idx) else np.zeros(0, np.int64)
         visible = (errors == 0) & (self.published_ms[idx] <= t)
         return Crossings(self.aid[idx], idx, milestone, t, visible)

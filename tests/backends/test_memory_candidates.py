@@ -9,7 +9,10 @@ from hypothesis import strategies as st
 
 from sim.backends import MemoryStore
 from sim.backends.memory.videos import Candidates
+from sim.cvsa.params import DEFAULT_PARAMS
 from sim.ports import EtaRow
+
+LADDER = DEFAULT_PARAMS.milestone_ladder
 
 ops = st.lists(st.tuples(st.booleans(), st.integers(-50, 50)), max_size=200)
 
@@ -35,11 +38,11 @@ def test_the_store_answers_a_copy_in_ascending_order() -> None:
         for aid in (30, 10, 20):
             await store.add_video(aid, 0)
             await store.insert_snapshot(aid, 1, 95_000)  # near 100k: a candidate
-        got = await store.milestone_candidates(False, 2300.0)
+        got = await store.milestone_candidates(False, 2300.0, LADDER)
         assert got == [10, 20, 30]
         got.append(5)  # the caller's list: the store's is not changed
         await store.upsert_eta(EtaRow(20, 9000.0, 1.0, 95_000, 2))
         await store.insert_snapshot(20, 3, 50_000)  # far from a milestone: leaves
-        assert await store.milestone_candidates(False, 2300.0) == [10, 30]
+        assert await store.milestone_candidates(False, 2300.0, LADDER) == [10, 30]
 
     trio.run(main)

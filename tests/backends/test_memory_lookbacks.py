@@ -12,8 +12,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sim.backends import MemoryStore
+from sim.cvsa.params import DEFAULT_PARAMS
 from sim.cvsa.snapshots import find_closest_snapshot
 from sim.ports import Snapshot
+
+LADDER = DEFAULT_PARAMS.milestone_ladder
 
 AID = 7
 BACKS = [0, 3, 20, 60, 180]
@@ -115,7 +118,9 @@ def test_an_answer_is_not_kept_for_a_video_that_stops_being_a_candidate() -> Non
         store = MemoryStore()
         for t in (0, 10, 20):
             await store.insert_snapshot(AID, t, NEAR + t)
-        assert await store.milestone_candidates(False, 2300.0) == [AID]  # the dispatcher asks
+        assert await store.milestone_candidates(False, 2300.0, LADDER) == [
+            AID
+        ]  # the dispatcher asks
         await store.lookback_snapshots(AID, 21, (0, 12))
         held = AID in store._lookbacks
         await store.insert_snapshot(AID, 30, 150_000)  # past the milestone: not a candidate

@@ -35,6 +35,7 @@ from sim.backends import (
     ReferenceStore,
     ReferenceWindowCounter,
 )
+from sim.cvsa.params import DEFAULT_PARAMS
 from sim.cvsa.vocabulary import ScheduleStatus, ScheduleType
 from sim.ports import EtaRow
 from sim.runner import RunOptions, run_scenario
@@ -44,6 +45,7 @@ from sim.units import MINUTE_MS, WINDOW_MS
 from tests.conftest import DATA
 
 T0 = 1_924_992_000_000  # 2031-01-01T00:00:00Z, a window boundary
+LADDER = DEFAULT_PARAMS.milestone_ladder
 AIDS = st.integers(1, 6)
 IDS = st.integers(1, 30)
 SCHEDULE_TYPES = tuple(ScheduleType)
@@ -126,7 +128,12 @@ snapshot_ops = st.one_of(
     st.tuples(st.just("eta_inputs"), st.lists(AIDS, max_size=4), times, backs),
     st.tuples(st.just("upsert_eta"), AIDS, etas, views, times),
     st.tuples(st.just("get_eta"), AIDS),
-    st.tuples(st.just("milestone_candidates"), st.booleans(), st.sampled_from([2300.0, 10.0])),
+    st.tuples(
+        st.just("milestone_candidates"),
+        st.booleans(),
+        st.sampled_from([2300.0, 10.0]),
+        st.sampled_from([LADDER, LADDER._replace(first=50_000, near_step=300_000)]),
+    ),
     st.tuples(st.just("song_aids")),
     st.tuples(st.just("video_aids")),
     st.tuples(st.just("song_published_ms"), AIDS),
@@ -159,8 +166,8 @@ READ_ALL: list[Op] = [
     ("earliest_active_ms",),
     ("song_aids",),
     ("video_aids",),
-    ("milestone_candidates", False, 2300.0),
-    ("milestone_candidates", True, 2300.0),
+    ("milestone_candidates", False, 2300.0, LADDER),
+    ("milestone_candidates", True, 2300.0, LADDER),
     *[
         (name, aid)
         for name in (

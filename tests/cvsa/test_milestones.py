@@ -23,6 +23,8 @@ from sim.cvsa.params import DEFAULT_PARAMS as P
 from sim.cvsa.snapshots import Snapshot
 from sim.units import HOUR_MS, MINUTE_MS
 
+L = P.milestone_ladder
+
 T = 1_924_992_000_000  # 2031-01-01T00:00:00Z
 
 
@@ -43,9 +45,9 @@ T = 1_924_992_000_000  # 2031-01-01T00:00:00Z
     ],
 )
 def test_closest_milestone(views: int, non_strict: int, strict: int) -> None:
-    assert closest_milestone(views) == non_strict
-    assert closest_milestone(views, strict=False) == non_strict
-    assert closest_milestone(views, strict=True) == strict
+    assert closest_milestone(views, L) == non_strict
+    assert closest_milestone(views, L, strict=False) == non_strict
+    assert closest_milestone(views, L, strict=True) == strict
 
 
 # Reference §11.4 "Reference values after truncation" (deployed, piecewise).
@@ -132,10 +134,13 @@ def test_single_snapshot_gives_infinity_and_the_eta_row_of_section_19_5() -> Non
     result = adjusted_eta_hours(latest, [latest] * 6, piecewise=True, params=P)
     assert result == EtaEstimate(math.inf, 0.0)
     # eta = remaining / 1e-5, stored as float4.
-    assert eta_table_value(latest.views, result.max_speed, P.eta_delta) == pytest.approx(
+    assert eta_table_value(latest.views, result.max_speed, P.eta_delta, ladder=L) == pytest.approx(
         5e8, rel=1e-15
     )
-    assert to_float4(eta_table_value(latest.views, result.max_speed, P.eta_delta)) == 500_000_000.0
+    assert (
+        to_float4(eta_table_value(latest.views, result.max_speed, P.eta_delta, ladder=L))
+        == 500_000_000.0
+    )
     assert to_float4(499_999_999.99999994) == 500_000_000.0
 
 
@@ -154,10 +159,10 @@ def test_exact_milestone_gives_zero_once_there_is_growth() -> None:
 
 def test_eta_table_uses_the_strict_ladder() -> None:
     # 2M views: non-strict target is 2M (0 to go) but the eta table aims at 10M.
-    assert eta_table_value(2_000_000, 1000.0, P.eta_delta) == 8_000_000 / (1000.0 + 1e-5)
-    assert eta_table_value(95_000, 100.0, delta=1e-4) == 5000 / (100.0 + 1e-4)
+    assert eta_table_value(2_000_000, 1000.0, P.eta_delta, ladder=L) == 8_000_000 / (1000.0 + 1e-5)
+    assert eta_table_value(95_000, 100.0, delta=1e-4, ladder=L) == 5000 / (100.0 + 1e-4)
     # A negative speed gives a negative eta (which makes the video a candidate, §10.3).
-    assert eta_table_value(95_000, -10.0, P.eta_delta) < 0
+    assert eta_table_value(95_000, -10.0, P.eta_delta, ladder=L) < 0
 
 
 def test_bulk_eta_speed_uses_now_and_its_own_epsilon() -> None:
@@ -222,13 +227,13 @@ def test_milestone_candidate(
 ) -> None:
     assert (
         milestone_candidate(
-            views, is_song, eta_h, wide=False, eta_below_h=P.milestone_candidate_eta_h
+            views, is_song, eta_h, wide=False, eta_below_h=P.milestone_candidate_eta_h, ladder=L
         )
         is design
     )
     assert (
         milestone_candidate(
-            views, is_song, eta_h, wide=True, eta_below_h=P.milestone_candidate_eta_h
+            views, is_song, eta_h, wide=True, eta_below_h=P.milestone_candidate_eta_h, ladder=L
         )
         is deployed
     )
@@ -257,17 +262,23 @@ def test_lookback_snapshots_pick_the_closest_to_each_lookback() -> None:
 
 def test_deployed_milestone_is_reached_only_strictly_above_it() -> None:
     # milestone_reached_strict (cvsa-2026, reference §9 step 7): views > closest_milestone(prev)
-    assert not milestone_reached(95_000, 99_999, strict=True)
-    assert not milestone_reached(95_000, 100_000, strict=True)  # exactly on it: not reached
-    assert milestone_reached(95_000, 100_001, strict=True)
-    assert milestone_reached(999_000, 1_000_001, strict=True)
-    assert not milestone_reached(1_000_000, 1_000_000, strict=True)  # on 1M: the target stays 1M
-    assert milestone_reached(1_000_000, 1_000_001, strict=True)
+    assert not milestone_reached(95_000, 99_999, strict=True, ladder=L)
+    assert not milestone_reached(
+        95_000, 100_000, strict=True, ladder=L
+    )  # exactly on it: not reached
+    assert milestone_reached(95_000, 100_001, strict=True, ladder=L)
+    assert milestone_reached(999_000, 1_000_001, strict=True, ladder=L)
+    assert not milestone_reached(
+        1_000_000, 1_000_000, strict=True, ladder=L
+    )  # on 1M: the target stays 1M
+    assert milestone_reached(1_000_000, 1_000_001, strict=True, ladder=L)
 
 
 def test_design_milestone_is_reached_at_the_milestone() -> None:
     # seed 000 "若已达成成就则不再调度": views >= closest_milestone(prev)
-    assert not milestone_reached(95_000, 99_999, strict=False)
-    assert milestone_reached(95_000, 100_000, strict=False)  # exactly on it: reached
-    assert milestone_reached(999_000, 1_000_000, strict=False)
-    assert milestone_reached(1_000_000, 1_000_000, strict=False)  # on 1M, which is its milestone
+    assert not milestone_reached(95_000, 99_999, strict=False, ladder=L)
+    assert milestone_reached(95_000, 100_000, strict=False, ladder=L)  # exactly on it: reached
+    assert milestone_reached(999_000, 1_000_000, strict=False, ladder=L)
+    assert milestone_reached(
+        1_000_000, 1_000_000, strict=False, ladder=L
+    )  # on 1M, which is its milestone

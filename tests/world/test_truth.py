@@ -8,6 +8,7 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
+from sim.cvsa.params import DEFAULT_PARAMS
 from sim.units import DAY_MS, HOUR_MS, SECOND_MS
 from sim.world import (
     Crossings,
@@ -22,6 +23,8 @@ from sim.world import (
 from sim.world.curves import RECOUNT_BIT
 from sim.world.families import Draft
 from sim.world.truth import find_crossings
+
+L = DEFAULT_PARAMS.milestone_ladder
 
 
 @pytest.mark.parametrize(
@@ -38,9 +41,9 @@ from sim.world.truth import find_crossings
 )
 def test_ladder(views: int, rungs: int, following: int) -> None:
     # 100k, 1M, then every 1M: CVSA's non-strict ladder (reference §11.2).
-    assert int(rungs_reached(views)) == rungs
-    assert next_milestone(views) == following
-    assert int(rung_value(rungs + 1)) == following
+    assert int(rungs_reached(views, L)) == rungs
+    assert next_milestone(views, L) == following
+    assert int(rung_value(rungs + 1, L)) == following
 
 
 def test_every_crossing_is_exact(world: World) -> None:
@@ -59,7 +62,8 @@ def test_crossings_are_complete(world: World) -> None:
     sc = world.scenario
     found = world.crossings(sc.start_ms, sc.end_ms)
     per_video = np.bincount(found.index, minlength=len(world))
-    gained = rungs_reached(world.views_all(sc.end_ms)) - rungs_reached(world.views_all(sc.start_ms))
+    end, start = world.views_all(sc.end_ms), world.views_all(sc.start_ms)
+    gained = rungs_reached(end, L) - rungs_reached(start, L)
     plain = world.family != Family.RECOUNT  # a recount can undo a rung; checked below
     assert (per_video[plain] == gained[plain]).all()
     assert (per_video >= np.maximum(gained, 0)).all()
@@ -97,10 +101,10 @@ def test_a_recount_dip_does_not_make_a_milestone_cross_again() -> None:
         return table.values(idx, clock.hours_many(t), t)
 
     assert table.value(0, clock.hours(6 * HOUR_MS - 1), 6 * HOUR_MS - 1) < 100_000
-    idx, milestone, t = find_crossings(evaluate, 1, steps, 0, 10 * HOUR_MS)
+    idx, milestone, t = find_crossings(evaluate, 1, steps, 0, 10 * HOUR_MS, L)
     assert (idx.tolist(), milestone.tolist(), t.tolist()) == ([0], [100_000], [HOUR_MS])
     # A window that opens inside the dip sees the second crossing as the first.
-    _, _, t = find_crossings(evaluate, 1, steps, 4 * HOUR_MS, 10 * HOUR_MS)
+    _, _, t = find_crossings(evaluate, 1, steps, 4 * HOUR_MS, 10 * HOUR_MS, L)
     assert t.tolist() == [6 * HOUR_MS]
 
 

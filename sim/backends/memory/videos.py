@@ -27,6 +27,7 @@ from sim.backends.memory.columns import (
     U8Column,
 )
 from sim.cvsa.milestones import milestone_candidate
+from sim.cvsa.params import MilestoneLadder
 from sim.ports import EtaInputs, EtaRow, Snapshot, new_record
 from sim.units import Ms
 
@@ -223,7 +224,7 @@ class VideoTables:
         """By slot: the video's snapshots (empty: none)."""
         self._candidates = Candidates()
         self._candidates_wide = Candidates()
-        self._candidate_eta_h: float | None = None
+        self._candidate_rule: tuple[float, MilestoneLadder] | None = None
         """Set C's threshold the two candidate sets are kept for (None: not yet asked, none
         kept; the first :meth:`milestone_candidates` builds them)."""
         self._lookbacks: dict[int, _Lookbacks] = {}
@@ -472,20 +473,21 @@ class VideoTables:
     def _recheck_candidate(self, aid: int, s: int) -> None:
         # The candidate query scans latest_video_snapshot and eta in SQL; here both candidate
         # sets (with and without set A) are kept up to date on every write that can change them.
-        below = self._candidate_eta_h
-        if below is None:  # no threshold asked for yet, no sets kept
+        rule = self._candidate_rule
+        if rule is None:  # no threshold asked for yet, no sets kept
             return
+        below, ladder = rule
         snaps = self._snaps.get(s)
         if not len(snaps):
             return
         views, is_song = snaps[len(snaps) - 1], bool(self._flags.get(s) & IS_SONG)
         eta_h = self._eta.get(s) if self._flags.get(s) & HAS_ETA else None
-        if milestone_candidate(views, is_song, eta_h, False, below):
+        if milestone_candidate(views, is_song, eta_h, False, below, ladder):
             self._candidates.add(aid)
             self._candidates_wide.add(aid)
             return
         self._candidates.discard(aid)
-        if is_song and milestone_candidate(views, is_song, eta_h, True, below):
+        if is_song and milestone_candidate(views, is_song, eta_h, True, below, ladder):
             self._candidates_wide.add(aid)
         else:
             self._candidates_wide.discard(aid)
@@ -495,9 +497,11 @@ class VideoTables:
             # again, it is computed afresh.
             self._lookbacks.pop(aid, None)
 
-    async def milestone_candidates(self, wide: bool, eta_below_h: float) -> list[int]:
-        if eta_below_h != self._candidate_eta_h:  # a first ask, or another threshold: rebuild
-            self._candidate_eta_h = eta_below_h
+    async def milestone_candidates(
+        self, wide: bool, eta_below_h: float, ladder: MilestoneLadder
+    ) -> list[int]:
+        if (eta_below_h, ladder) != self._candidate_rule:  # a first ask, or another: rebuild
+            self._candidate_rule = (eta_below_h, ladder)
             self._candidates, self._candidates_wide = Candidates(), Candidates()
             for s in range(self._aids.n):
                 self._recheck_candidate(self._aids.get(s), s)
