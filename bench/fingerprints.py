@@ -24,7 +24,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 RECORD = ROOT / "bench" / "fingerprints.json"
-SLOW = {"full-scale", "capacity-songs"}
+SLOW = {"full-scale", "how-many-songs"}
 """Left out unless ``--full-scale``: minutes each."""
 
 CHILD = """

@@ -18,6 +18,7 @@ from sim.cli.common import (
 )
 from sim.cli.exits import EXIT_INTERRUPTED
 from sim.cli.progress import Progress
+from sim.cli.sweep import run_sweep, seeds_option
 from sim.metrics.findings.verdicts import findings_in
 from sim.report.findings_term import print_findings
 from sim.report.findings_view import verdict_line
@@ -56,6 +57,22 @@ from sim.scenario.expect import evaluate
     is_flag=True,
     help="Print the manifest, metrics, [expect] verdicts and report files as JSON.",
 )
+@click.option(
+    "--seeds",
+    "seeds_text",
+    metavar="SEEDS",
+    default=None,
+    help="Run the scenario under each of these seeds (1-20, or 1,2,5), in parallel processes, "
+    "and report each metric's median and 5-95 %% band and each finding's severities across "
+    "seeds (each run's report in OUT/runs/seed-N/).",
+)
+@click.option(
+    "--jobs",
+    "-j",
+    type=click.IntRange(min=1),
+    default=None,
+    help="With --seeds: runs at once, each in its own process [default: the number of cores].",
+)
 @click.option("-q", "--quiet", is_flag=True, help="No progress display.")
 def run(
     scenario_path: Path,
@@ -69,6 +86,8 @@ def run(
     reservation: str | None,
     reset: bool,
     no_plots: bool,
+    seeds_text: str | None,
+    jobs: int | None,
     as_json: bool,
     quiet: bool,
 ) -> None:
@@ -82,6 +101,35 @@ def run(
     """
     from sim.scheduler import build_cvsa_model
 
+    seeds = seeds_option(seeds_text)
+    if seeds is not None:
+        alone = {
+            "--seed": seed is not None,
+            "--save-events": save_events,
+            "--speed": speed is not None,
+            "--store": store is not None,
+            "--counter": counter is not None,
+            "--reservation": reservation is not None,
+            "--reset": reset,
+        }
+        clash = [flag for flag, given in alone.items() if given]
+        if clash:
+            raise click.UsageError(f"--seeds runs on the virtual clock alone: drop {clash[0]}")
+        run_sweep(
+            scenario_path,
+            overrides,
+            None,
+            seeds,
+            (),
+            jobs,
+            out_dir,
+            no_plots,
+            as_json,
+            quiet,
+            default_out="{name}-seeds",
+            grid_sets=False,
+        )
+        return
     scenario = load_or_exit(scenario_path, overrides, seed)
     out = out_dir or Path("reports") / scenario.name
     spec = backend_spec(scenario, store, counter, reservation, reset)

@@ -1,22 +1,45 @@
-"""``sim sweep``: run a scenario over a grid of ``--set`` values, in parallel processes.
+"""``sim sweep``: run a scenario over a grid of ``--set`` values (and, with ``--seeds``, under
+many seeds each), in parallel processes.
 
 The grid is the scenario's (:mod:`sim.scenario.grid`), the runs the runner's
-(:func:`sim.runner.run_in_processes`: one run directory per point), and the table and plot the
-report's, read back from those directories (:mod:`sim.report.sweep`).
+(:func:`sim.runner.run_in_processes`: one run directory per point and seed), and the table and
+plot the report's, read back from those directories (:mod:`sim.report.sweep`). ``sim run
+--seeds`` is a sweep without parameters (:func:`run_sweep`).
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
 import sys
 import time
+from collections import Counter
+from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from sim.cli.common import load_or_exit
 from sim.cli.exits import EXIT_INTERRUPTED
+
+if TYPE_CHECKING:
+    from rich.table import Table
+
+    from sim.report.sweep import SweepResult
+
+
+def seeds_option(text: str | None) -> list[int] | None:
+    """``--seeds`` as a list, or a usage error naming the flag."""
+    from sim.scenario.grid import parse_seeds
+
+    if text is None:
+        return None
+    try:
+        return parse_seeds(text)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="'--seeds'") from None
 
 
 @click.command()
@@ -35,6 +58,14 @@ from sim.cli.exits import EXIT_INTERRUPTED
     "--seed", type=click.IntRange(min=0), default=None, help="Override the scenario's seed."
 )
 @click.option(
+    "--seeds",
+    "seeds_text",
+    metavar="SEEDS",
+    default=None,
+    help="Run every point under each of these seeds (1-20, or 1,2,5) and tabulate the median "
+    "and the 5-95 %% band of each metric, and each finding's severities across seeds.",
+)
+@click.option(
     "--metric",
     "metrics",
     multiple=True,
@@ -47,7 +78,7 @@ from sim.cli.exits import EXIT_INTERRUPTED
     "-j",
     type=click.IntRange(min=1),
     default=None,
-    help="Points run at once, each in its own process [default: the number of cores].",
+    help="Runs at once, each in its own process [default: the number of cores].",
 )
 @click.option(
     "--out",
@@ -62,6 +93,7 @@ def sweep(
     scenario_path: Path,
     sets: tuple[str, ...],
     seed: int | None,
+    seeds_text: str | None,
     metrics: tuple[str, ...],
     jobs: int | None,
     out_dir: Path | None,
@@ -71,82 +103,179 @@ def sweep(
 ) -> None:
     """Run SCENARIO at every point of a parameter grid and tabulate chosen metrics.
 
-    Each point writes a full run report under OUT/runs/; the sweep writes sweep.csv (one row
-    per point, in grid order), sweep.json and sweep.png (each metric against the first
-    parameter, one line per combination of the others). Every point is validated before any
-    runs (exit 2 on an error); Ctrl-C stops the sweep (exit 130).
+    Each point writes a full run report under OUT/runs/ (with --seeds, one per seed under
+    OUT/runs/<point>/seed-N/); the sweep writes sweep.csv (one row per point, in grid order;
+    with --seeds the median and the band's ends), sweep.json and sweep.png (each metric against
+    the first parameter, one line per combination of the others; with --seeds the band
+    shaded). Every point is validated before any runs (exit 2 on an error); Ctrl-C stops the
+    sweep (exit 130).
     """
-    from rich.console import Console
-    from rich.table import Table
+    seeds = seeds_option(seeds_text)
+    if seeds is not None and seed is not None:
+        raise click.UsageError("--seed and --seeds exclude each other: give the seeds to --seeds")
+    run_sweep(scenario_path, sets, seed, seeds, metrics, jobs, out_dir, no_plots, as_json, quiet)
 
-    from sim.report.sweep import RUNS_DIR, tabulate, write_sweep
+
+def run_sweep(
+    scenario_path: Path,
+    sets: tuple[str, ...],
+    seed: int | None,
+    seeds: list[int] | None,
+    metrics: tuple[str, ...],
+    jobs: int | None,
+    out_dir: Path | None,
+    no_plots: bool,
+    as_json: bool,
+    quiet: bool,
+    default_out: str = "sweep-{name}",
+    grid_sets: bool = True,
+) -> None:
+    """The sweep (or, with ``grid_sets`` false, the seed swarm of ``sim run --seeds``: every
+    ``--set`` is one override, commas and all)."""
+    from rich.console import Console
+
+    from sim.report.sweep import run_dir, tabulate, write_sweep
     from sim.report.sweep_plot import draw_sweep
     from sim.runner import RunOptions, run_in_processes
     from sim.scenario.grid import grid, parse_sets, point_labels, point_overrides
     from sim.scheduler import build_cvsa_model
 
     try:
-        axes, fixed = parse_sets(sets)
+        axes, fixed = parse_sets(sets) if grid_sets else ([], list(sets))
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
     points = grid(axes)
-    # Every point is validated up front: no half-run sweep over a typo.
-    scenarios = [load_or_exit(scenario_path, point_overrides(fixed, p), seed) for p in points]
-    out = out_dir or Path("reports") / f"sweep-{scenarios[0].name}"
-    labels = point_labels(points)
+    each: list[int | None] = list(seeds) if seeds is not None else [seed]
+    # Every run is validated up front: no half-run sweep over a typo.
+    scenarios = [
+        [load_or_exit(scenario_path, point_overrides(fixed, p), s) for s in each] for p in points
+    ]
+    out = out_dir or Path("reports") / default_out.format(name=scenarios[0][0].name)
+    labels = point_labels(points) if axes else [""]
+    n_runs = len(points) * len(each)
     n_jobs = jobs or os.cpu_count() or 1
     started = time.perf_counter()
     finished = 0
+    names = [
+        ", ".join(filter(None, [label, f"seed {s}" if seeds is not None else ""])) or "the run"
+        for label in labels
+        for s in each
+    ]
 
     def progress(i: int) -> None:
         nonlocal finished
         finished += 1
         if not quiet and not as_json:
             wall = time.perf_counter() - started
-            click.echo(f"[{wall:6.1f}s] {finished}/{len(points)} done: {labels[i]}", err=True)
+            eta = wall / finished * (n_runs - finished)
+            click.echo(
+                f"[{wall:6.1f}s] {finished}/{n_runs} done ({n_runs - finished} left, "
+                f"~{eta:,.0f}s): {names[i]}",
+                err=True,
+            )
 
     if not quiet and not as_json:
-        click.echo(
-            f"{len(points)} points, {min(n_jobs, len(points))} at a time -> {out}/", err=True
-        )
+        what = f"{len(points)} point(s)" + (f" x {len(each)} seeds" if seeds is not None else "")
+        click.echo(f"{what}, {min(n_jobs, n_runs)} at a time -> {out}/", err=True)
     runs = [
-        (sc, RunOptions(out_dir=out / RUNS_DIR / label, report=True, plots=not no_plots))
-        for sc, label in zip(scenarios, labels, strict=True)
+        (
+            sc,
+            RunOptions(
+                out_dir=run_dir(out, label, s if seeds is not None else None),
+                report=True,
+                plots=not no_plots,
+            ),
+        )
+        for label, row in zip(labels, scenarios, strict=True)
+        for s, sc in zip(each, row, strict=True)
     ]
     try:
         run_in_processes(runs, build_cvsa_model, jobs=n_jobs, on_done=progress)
     except KeyboardInterrupt:
         click.echo("sweep interrupted", err=True)
         sys.exit(EXIT_INTERRUPTED)
-    result = tabulate(out, axes, fixed, points, labels, metrics)
-    write_sweep(result, out)
-    draw_sweep(result, out / "sweep.png")
+    result = tabulate(out, axes, fixed, points, labels, metrics, seeds)
+    stem = "sweep" if grid_sets else "swarm"
+    write_sweep(result, out, stem)
+    draw_sweep(result, out / f"{stem}.png", scenarios[0][0].name)
     for pattern in result.unmatched:
         click.echo(f"warning: --metric {pattern} matches no metric of any run", err=True)
     if as_json:
         json.dump(result.to_json(), sys.stdout, indent=2, sort_keys=True)
         sys.stdout.write("\n")
         return
-    table = Table(title=f"sweep of {scenario_path}")
+    console = Console()
+    console.print(_metric_table(result, scenario_path, "sweep of" if grid_sets else "runs of"))
+    if seeds is not None:
+        console.print(_severity_table(result))
+    click.echo(f"wrote {stem}.csv, {stem}.json and {stem}.png in {out}/ (each run in runs/)")
+
+
+def _metric_table(result: SweepResult, scenario_path: Path, what: str) -> Table:
+    from rich.table import Table
+
+    swarm = result.seeds is not None
+    title = f"{what} {scenario_path}"
+    if swarm:
+        assert result.seeds is not None
+        title += f": median [5 % - 95 %] over {len(result.seeds)} seeds"
+    table = Table(title=title)
+
+    def cell(i: int, m: str) -> str:
+        if not swarm:
+            return _show(result.results[i][0]["metrics"].get(m))
+        lo, mid, hi = result.band(i, m)
+        if math.isnan(mid):
+            return "missing"
+        if lo == hi:
+            return _show(mid, 4)
+        return f"{_show(mid, 4)} [{_show(lo, 4)} - {_show(hi, 4)}]"
+
     if len(result.points) <= 6:  # one column per point, one row per metric: names stay whole
-        table.add_column("metric")
+        table.add_column("metric", overflow="fold")
         for label in result.labels:
-            table.add_column(label, justify="right", overflow="fold")
+            table.add_column(label or "value", justify="right", overflow="fold")
         for m in result.metrics:
-            table.add_row(m, *(_show(r["metrics"].get(m)) for r in result.results))
+            table.add_row(m, *(cell(i, m) for i in range(len(result.points))))
     else:
-        for col in ("#", *(a.key for a in axes), *result.metrics):
+        for col in ("#", *(a.key for a in result.axes), *result.metrics):
             table.add_column(col, justify="right", overflow="fold")
-        for i, (point, r) in enumerate(zip(result.points, result.results, strict=True)):
-            shown = [_show(r["metrics"].get(m)) for m in result.metrics]
-            table.add_row(str(i), *(point[a.key] for a in axes), *shown)
-    Console().print(table)
-    click.echo(f"wrote sweep.csv, sweep.json and sweep.png in {out}/ (each run in runs/)")
+        for i, point in enumerate(result.points):
+            shown = [cell(i, m) for m in result.metrics]
+            table.add_row(str(i), *(point[a.key] for a in result.axes), *shown)
+    return table
 
 
-def _show(value: object) -> str:
+def _severity_table(result: SweepResult) -> Table:
+    """Each finding's severities across the seeds: "warn in 3 of 20 seeds"."""
+    from rich.table import Table
+
+    from sim.metrics.findings.verdicts import Severity
+
+    assert result.seeds is not None
+    n = len(result.seeds)
+    table = Table(title=f"findings across {n} seeds")
+    table.add_column("finding", no_wrap=True)
+    for label in result.labels:
+        table.add_column(label or "severities")
+    order = [s.value for s in Severity]
+    per_point = [result.severities(i) for i in range(len(result.points))]
+    for finding in sorted({f for p in per_point for f in p}):
+        cells = []
+        for counts in per_point:
+            c: Mapping[str, int] = counts.get(finding, Counter())
+            worst = [w for w in reversed(order) if c.get(w)]
+            parts = [f"{w} in {c[w]}" for w in worst]
+            cells.append(f"{', '.join(parts)} of {n}" if parts else "missing")
+        table.add_row(finding, *cells)
+    return table
+
+
+def _show(value: object, digits: int = 6) -> str:
     if value is None:
         return "missing"
     if isinstance(value, bool) or not isinstance(value, int | float):
         return str(value)
-    return f"{value:,.6g}" if isinstance(value, float) else f"{value:,}"
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
+        return f"{int(value):,}"
+    return f"{value:,.{digits}g}" if isinstance(value, float) else f"{value:,}"

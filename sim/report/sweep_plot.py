@@ -1,17 +1,20 @@
 """``sweep.png``: each chosen metric against the first swept parameter (capacity-planning
 curves), one line per combination of the other parameters, drawn from a sweep's table
-(:class:`sim.report.sweep.SweepResult`)."""
+(:class:`sim.report.sweep.SweepResult`). In a seed swarm each line is the median with its
+5-95 % band shaded; a swarm without parameters (``sim run --seeds``) shows each seed's value,
+the median and the band."""
 
 from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import tomli
 
 from sim.report.plots import STYLE, legend, save
-from sim.report.sweep import SweepResult
+from sim.report.sweep import BAND, SweepResult
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -31,7 +34,7 @@ def _numeric(values: tuple[str, ...]) -> list[float] | None:
     return out
 
 
-def sweep_figure(result: SweepResult) -> Figure:
+def sweep_figure(result: SweepResult, name: str = "") -> Figure:
     import matplotlib.pyplot as plt
 
     metrics = result.metrics or ["(no metric)"]
@@ -43,7 +46,13 @@ def sweep_figure(result: SweepResult) -> Figure:
     first = result.axes[0] if result.axes else None
     others = result.axes[1:]
     title = "sweep: " + (" x ".join(f"{a.key} ({len(a.values)})" for a in result.axes) or "one run")
+    if result.seeds is not None:
+        band = f"median and {BAND[0]:g}-{BAND[1]:g} % band over {len(result.seeds)} seeds"
+        title = f"{title}; {band}" if result.axes else f"{name}: each seed, {band}"
     fig.suptitle(title, fontweight="bold")
+    if first is None and result.seeds is not None:
+        _swarm_panels(result, metrics, axes)
+        return fig
     numeric = _numeric(first.values) if first else None
     positions: dict[str, float] = {}
     if first is not None:
@@ -63,7 +72,10 @@ def sweep_figure(result: SweepResult) -> Figure:
                 f"{a.key.rsplit('.', 1)[-1]}={v}" for a, v in zip(others, key, strict=True)
             )
             x = [positions[result.points[i][first.key]] for i in members]
-            ax.plot(x, y[members], marker="o", ms=4, lw=1.3, label=label or None)
+            (line,) = ax.plot(x, y[members], marker="o", ms=4, lw=1.3, label=label or None)
+            if result.seeds is not None:
+                lo, hi = table.floats(f"{metric}.p5"), table.floats(f"{metric}.p95")
+                ax.fill_between(x, lo[members], hi[members], color=line.get_color(), alpha=0.18)
         ax.set_xlabel(first.key)
         if numeric is None or len(positions) <= 12:
             ax.set_xticks(list(positions.values()), list(positions), rotation=20)
@@ -75,11 +87,37 @@ def sweep_figure(result: SweepResult) -> Figure:
     return fig
 
 
-def draw_sweep(result: SweepResult, path: Path) -> Path:
+def _swarm_panels(result: SweepResult, metrics: list[str], axes: Any) -> None:
+    """One scenario under many seeds: each metric's value per seed, its median and band."""
+    from matplotlib.ticker import MaxNLocator
+
+    assert result.seeds is not None
+    for ax, metric in zip(axes.flat, metrics, strict=False):
+        values = result.values(0, metric)
+        have = int((~np.isnan(values)).sum())
+        shown = f" ({have} of {len(values)} seeds)" if have < len(values) else ""
+        ax.set_title(metric + shown, fontsize=9)
+        lo, mid, hi = result.band(0, metric)
+        ax.axhspan(lo, hi, color="#90caf9", alpha=0.35, label=f"{BAND[0]:g}-{BAND[1]:g} %")
+        ax.axhline(mid, color="#1565c0", lw=1.4, label="median")
+        ax.scatter(result.seeds, values, s=14, color="#37474f", zorder=3, label="one seed")
+        ax.set_xlabel("seed")
+        ax.set_xlim(min(result.seeds) - 0.5, max(result.seeds) + 0.5)
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        if hi == lo and not math.isnan(mid):  # one value for every seed: a readable axis
+            pad = max(abs(mid) * 0.1, 1.0)
+            ax.set_ylim(mid - pad, mid + pad)
+        ax.yaxis.set_major_formatter(lambda v, _pos: f"{v:,.6g}")
+        legend(ax, fontsize=7)
+    for ax in axes.flat[len(metrics) :]:
+        ax.set_axis_off()
+
+
+def draw_sweep(result: SweepResult, path: Path, name: str = "") -> Path:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     with plt.rc_context(STYLE):
-        return save(sweep_figure(result), path)
+        return save(sweep_figure(result, name), path)

@@ -89,3 +89,27 @@ def point_labels(points: Sequence[dict[str, str]]) -> list[str]:
     """Every point's label, the indexes zero-padded to one width."""
     width = len(str(max(len(points) - 1, 0)))
     return [point_label(i, p, width) for i, p in enumerate(points)]
+
+
+def parse_seeds(text: str) -> list[int]:
+    """``"1-20"``, ``"1,2,5"`` or ``"1-5,9"`` -> the seeds, in the order given, each once.
+    Raises ``ValueError`` saying what is accepted."""
+    seeds: list[int] = []
+    seen: set[int] = set()
+    for part in (p.strip() for p in text.split(",")):
+        m = re.fullmatch(r"(\d+)(?:\s*-\s*(\d+))?", part)
+        if not m:
+            raise ValueError(f"must be seeds such as 1-20 or 1,2,5 (got {text!r})")
+        lo = int(m.group(1))
+        hi = int(m.group(2)) if m.group(2) else lo
+        if hi < lo:
+            raise ValueError(f"must give a range low first, such as 1-20 (got {part!r})")
+        if hi >= 2**63:
+            raise ValueError(f"must be seeds below 2^63 (got {part!r})")
+        if hi - lo >= 10_000:
+            raise ValueError(f"must be at most 10,000 seeds (got {part!r})")
+        for seed in range(lo, hi + 1):
+            if seed not in seen:
+                seen.add(seed)
+                seeds.append(seed)
+    return seeds

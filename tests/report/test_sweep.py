@@ -7,9 +7,11 @@ import json
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from sim.cli import cli
 from sim.report.sweep import select_metrics
-from sim.scenario.grid import Axis, grid, parse_sets, point_label, split_values
+from sim.scenario.grid import Axis, grid, parse_seeds, parse_sets, point_label, split_values
 from tests.report.conftest import SCENARIO, sim
 
 
@@ -81,3 +83,75 @@ def test_a_sweep_validates_every_point_before_running(tmp_path: Path) -> None:
     )
     assert code == 2
     assert not (tmp_path / "s").exists()
+
+
+@pytest.mark.parametrize(
+    ("text", "seeds"),
+    [("1-4", [1, 2, 3, 4]), ("7", [7]), ("1,2,5", [1, 2, 5]), ("1-3,9,2", [1, 2, 3, 9])],
+)
+def test_seed_lists(text: str, seeds: list[int]) -> None:
+    assert parse_seeds(text) == seeds
+
+
+@pytest.mark.parametrize("text", ["", "a", "3-1", "1-", "1-20000"])
+def test_bad_seed_lists_say_what_is_accepted(text: str) -> None:
+    with pytest.raises(ValueError, match="must "):
+        parse_seeds(text)
+
+
+def test_a_swarm_tabulates_medians_bands_and_severities(tmp_path: Path) -> None:
+    out = tmp_path / "swarm"
+    code, output = sim(
+        "sweep", str(SCENARIO), "--set", 'duration="3h"', "--set", "design.window_cap=2,1000",
+        "--seeds", "1-3", "--metric", "snapshots.total", "--jobs", "2", "--no-plots", "--json",
+        "--out", str(out),
+    )  # fmt: skip
+    assert code == 0, output
+    doc = json.loads(output)
+    assert doc["seeds"] == [1, 2, 3]
+    for point in doc["points"]:
+        totals = []
+        for run in point["seeds"]:
+            summary = json.loads(
+                (out / "runs" / point["run"] / f"seed-{run['seed']}" / "summary.json").read_text()
+            )
+            assert summary["snapshots.total"] == run["metrics"]["snapshots.total"]
+            totals.append(summary["snapshots.total"])
+        band = point["bands"]["snapshots.total"]
+        assert band["median"] == sorted(totals)[1]
+        assert min(totals) <= band["p5"] <= band["median"] <= band["p95"] <= max(totals)
+        assert sum(point["severities"]["capacity"].values()) == 3
+    assert doc["points"][0]["severities"]["capacity"] == {"fail": 3}  # a cap of 2
+    rows = list(csv.DictReader((out / "sweep.csv").read_text().splitlines()))
+    assert {"snapshots.total", "snapshots.total.p5", "snapshots.total.p95"} <= set(rows[0])
+
+
+def test_run_seeds_is_a_swarm_of_one_scenario(tmp_path: Path) -> None:
+    out = tmp_path / "runs"
+    code, output = sim(
+        "run", str(SCENARIO), "--set", 'duration="2h"', "--seeds", "4,5", "-q", "--no-plots",
+        "--out", str(out),
+    )  # fmt: skip
+    assert code == 0, output
+    flat = " ".join(output.split())  # the table title wraps at the terminal's width
+    assert "median [5 % - 95 %] over 2 seeds" in flat
+    assert "in 2 of 2" in flat
+    assert (out / "runs" / "seed-4" / "summary.json").is_file()
+    assert (out / "swarm.csv").is_file()
+    assert (out / "swarm.png").read_bytes()[:4] == b"\x89PNG"
+    seeds = [json.loads((out / "runs" / f"seed-{s}" / "manifest.json").read_text()) for s in (4, 5)]
+    assert seeds[0]["event_log_sha256"] != seeds[1]["event_log_sha256"]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--seeds", "x"], "'--seeds'"),
+        (["--seeds", "1-2", "--seed", "3"], "drop --seed"),
+        (["--seeds", "1-2", "--store", "sqlite:/tmp/x.db"], "drop --store"),
+    ],
+)
+def test_run_seeds_refuses_what_it_cannot_do(args: list[str], message: str) -> None:
+    result = CliRunner().invoke(cli, ["run", str(SCENARIO), *args])
+    assert result.exit_code == 2
+    assert message in result.output
