@@ -9,6 +9,7 @@ by the builder the caller hands in (``sim.scheduler.build_cvsa_model`` from the 
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import os
 import platform
@@ -268,6 +269,60 @@ def run_in_processes(
 
 def _run_in_child(scenario: Scenario, build_model: ModelBuilder, options: RunOptions) -> None:
     run_scenario(scenario, build_model, options)  # its files are the result (not the engine)
+
+
+def run_on_dask(
+    runs: Sequence[tuple[Scenario, RunOptions]],
+    build_model: ModelBuilder,
+    *,
+    address: str,
+    on_done: Callable[[int], None] | None = None,
+    on_start: Callable[[int], None] | None = None,
+) -> None:
+    """:func:`run_in_processes` on an existing Dask distributed cluster (``address``, e.g.
+    ``tcp://10.0.0.5:8786``). The client sends each scenario and its options; a worker runs it
+    into a directory of its own and sends back the files (the event log only when
+    ``save_events`` asks for it), which are written to ``options.out_dir`` here, so a point's
+    files are the same as a local run's, bit for bit but for the wall times. A worker that dies
+    loses its point, which the cluster runs again elsewhere; a point that kills workers again and
+    again raises here (``distributed.KilledWorker``), never silently dropped. ``on_start`` is
+    told how many points the cluster runs at once (its worker threads)."""
+    from distributed import Client, as_completed
+
+    # distributed's Client and as_completed carry no annotations.
+    with Client(address, timeout="10s") as client:  # type: ignore[no-untyped-call]
+        if on_start is not None:
+            on_start(sum(client.nthreads().values()))
+        futures = {
+            client.submit(_run_packed, scenario, build_model, options, pure=False): i
+            for i, (scenario, options) in enumerate(runs)
+        }
+        for future in as_completed(futures):  # type: ignore[no-untyped-call]
+            i = futures[future]
+            out = runs[i][1].out_dir
+            assert out is not None
+            for rel, data in future.result().items():
+                path = out / rel
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_bytes(data)
+            if on_done is not None:
+                on_done(i)
+
+
+def _run_packed(
+    scenario: Scenario, build_model: ModelBuilder, options: RunOptions
+) -> dict[str, bytes]:
+    """On a Dask worker: run into a temporary directory and return its files by relative path."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="sim-point-") as tmp:
+        root = Path(tmp)
+        run_scenario(scenario, build_model, dataclasses.replace(options, out_dir=root))
+        return {
+            p.relative_to(root).as_posix(): p.read_bytes()
+            for p in sorted(root.rglob("*"))
+            if p.is_file()
+        }
 
 
 async def _main(

@@ -123,3 +123,17 @@ def test_usage_errors_name_what_is_wrong(extra: list[str], message: str) -> None
     r = CliRunner().invoke(cli, ["capacity", str(scenario), *no_expect, *extra])
     assert r.exit_code == 2, r.output
     assert message in r.output
+
+
+def test_with_seeds_a_value_holds_only_under_every_seed(tmp_path: Path) -> None:
+    args = ["capacity", *SMALL, *GATE, "--vary", "design.window_cap", "--low", "1", "--high", "8"]
+    r = CliRunner().invoke(cli, [*args, "--seeds", "1-3", "--out", str(tmp_path)])
+    assert r.exit_code == 0, r.output
+    doc = json.loads((tmp_path / "capacity.json").read_text())
+    assert doc["seeds"] == [1, 2, 3]
+    for probe in doc["probes"]:
+        assert probe["holds"] == all(s["holds"] for s in probe["seeds"])
+        assert probe["held_in"] == sum(s["holds"] for s in probe["seeds"])
+        for s in probe["seeds"]:
+            assert (Path(s["run"]) / "summary.json").is_file()
+    assert "every gate holds under all 3 seeds is" in r.output

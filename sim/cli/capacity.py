@@ -10,6 +10,7 @@ against the value with the pass/fail boundary (:mod:`sim.report.frontier_plot`).
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -17,8 +18,9 @@ from typing import Any
 
 import click
 
-from sim.cli.common import load_or_exit
+from sim.cli.common import dask_errors, dask_option, load_or_exit
 from sim.cli.exits import EXIT_INTERRUPTED, EXIT_THRESHOLD, EXIT_USAGE
+from sim.cli.sweep import seeds_option
 from sim.scenario.document import Scenario
 from sim.scenario.frontier import Find, FrontierSearch
 
@@ -85,6 +87,22 @@ def _percent(text: str) -> float:
 @click.option(
     "--no-plots", is_flag=True, help="Write each probe's CSV files but no PNG or HTML of its own."
 )
+@click.option(
+    "--seeds",
+    "seeds_text",
+    metavar="SEEDS",
+    default=None,
+    help="Run every probe under each of these seeds (1-5, or 1,2,5): a value holds only when "
+    "the gates hold under every seed.",
+)
+@click.option(
+    "--jobs",
+    "-j",
+    type=click.IntRange(min=1),
+    default=None,
+    help="With --seeds: runs at once, each in its own process [default: the number of cores].",
+)
+@dask_option
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress lines.")
 def capacity(
@@ -98,6 +116,9 @@ def capacity(
     overrides: tuple[str, ...],
     out_dir: Path | None,
     no_plots: bool,
+    seeds_text: str | None,
+    jobs: int | None,
+    dask: str | None,
     as_json: bool,
     quiet: bool,
 ) -> None:
@@ -110,14 +131,15 @@ def capacity(
     held), 99 when no probed value holds, 2 for a usage or scenario error, 130 on Ctrl-C.
     """
     from sim.report.frontier_plot import draw_frontier
-    from sim.runner import RunOptions, run_scenario
     from sim.scenario.expect import evaluate
-    from sim.scheduler import build_cvsa_model
 
     try:
         rel = _percent(precision)
     except click.BadParameter as exc:
         raise click.BadParameter(exc.message, param_hint="'--precision'") from None
+    seeds = seeds_option(seeds_text)
+    if seeds is not None and seed is not None:
+        raise click.UsageError("--seed and --seeds exclude each other: give the seeds to --seeds")
     base = load_or_exit(scenario_path, overrides, seed)
     if not base.expect.root:
         click.echo(
@@ -152,16 +174,29 @@ def capacity(
     while (value := search.next_value()) is not None:
         shown = _spell(value, integer)
         probe_dir = out / "probes" / f"{len(probes):02d}_{leaf}={shown}"
-        scenario = load_or_exit(scenario_path, [*overrides, f"{key}={shown}"], seed)
-        options = RunOptions(out_dir=probe_dir, report=True, plots=not no_plots, handle_sigint=True)
-        run = run_scenario(scenario, build_cvsa_model, options)
-        verdicts = evaluate(scenario.expect, run.metrics)
-        holds = not run.partial and all(v.passed for v in verdicts)
+        each: list[int | None] = list(seeds) if seeds is not None else [seed]
+        scenarios = [load_or_exit(scenario_path, [*overrides, f"{key}={shown}"], s) for s in each]
+        dirs = [probe_dir if s is None or seeds is None else probe_dir / f"seed-{s}" for s in each]
+        outcomes = _probe(scenarios, dirs, no_plots, dask, jobs)
+        partial_run = any(p for _, p in outcomes)
+        per_seed = [evaluate(base.expect, m) for m, _ in outcomes]
+        held = [all(v.passed for v in vs) for vs in per_seed]
+        holds = not partial_run and all(held)
+        # The gates shown for a probe: the first seed's that failed, else the first seed's.
+        worst = next((i for i, ok in enumerate(held) if not ok), 0)
+        verdicts = per_seed[worst]
         probes.append(
             {
                 "value": _number(value, integer),
                 "holds": holds,
-                "run": str(probe_dir),
+                "run": str(dirs[worst]),
+                "held_in": sum(held),
+                "seeds": None
+                if seeds is None
+                else [
+                    {"seed": s, "holds": ok, "run": str(d)}
+                    for s, ok, d in zip(each, held, dirs, strict=True)
+                ],
                 "gates": [
                     {
                         "metric": v.metric,
@@ -181,8 +216,10 @@ def capacity(
             else "fails: "
             + "; ".join(f"{v.metric} = {_show(v.value)} (needs {v.condition})" for v in failed[:2])
         )
+        if seeds is not None:
+            why += f" (held under {sum(held)} of {len(held)} seeds)"
         say(f"[{wall:7.1f}s] probe {len(probes)}: {key} = {_spell(value, integer, True)} -> {why}")
-        if run.partial:
+        if partial_run:
             partial = True
             break
         search.record(value, holds)
@@ -192,6 +229,7 @@ def capacity(
         "key": key,
         "find": direction,
         "precision": rel,
+        "seeds": seeds,
         "partial": partial,
         "holds": _number(frontier.holds.value, integer) if frontier.holds else None,
         "fails": _number(frontier.fails.value, integer) if frontier.fails else None,
@@ -215,6 +253,36 @@ def capacity(
         sys.exit(EXIT_INTERRUPTED)
     if frontier.holds is None:
         sys.exit(EXIT_THRESHOLD)
+
+
+def _probe(
+    scenarios: list[Scenario],
+    dirs: list[Path],
+    no_plots: bool,
+    dask: str | None,
+    jobs: int | None,
+) -> list[tuple[dict[str, Any], bool]]:
+    """One probe: a normal run with its report per scenario (one per seed) in ``dirs``, here
+    (one scenario: in this process, Ctrl-C stops it cleanly; several: in processes) or on the
+    Dask cluster; returns each run's metrics and whether it was interrupted."""
+    from sim.report.run_files import read_manifest, read_summary
+    from sim.runner import RunOptions, run_in_processes, run_on_dask, run_scenario
+    from sim.scheduler import build_cvsa_model
+
+    if dask is None and len(scenarios) == 1:
+        options = RunOptions(out_dir=dirs[0], report=True, plots=not no_plots, handle_sigint=True)
+        run = run_scenario(scenarios[0], build_cvsa_model, options)
+        return [(run.metrics, run.partial)]
+    runs = [
+        (sc, RunOptions(out_dir=d, report=True, plots=not no_plots))
+        for sc, d in zip(scenarios, dirs, strict=True)
+    ]
+    if dask is None:
+        run_in_processes(runs, build_cvsa_model, jobs=jobs or os.cpu_count() or 1)
+    else:
+        with dask_errors(dask):
+            run_on_dask(runs, build_cvsa_model, address=dask)
+    return [(read_summary(d), bool(read_manifest(d)["partial"])) for d in dirs]
 
 
 def _current_value(scenario: Scenario, key: str) -> int | float:
@@ -262,7 +330,12 @@ def _sentence(result: dict[str, Any], integer: bool) -> str:
         tried = ", ".join(_spell(p["value"], integer, True) for p in result["probes"])
         return f"No probed value of {key} holds every gate ({n} probes: {tried})."
     good = probes[result["holds"]]
-    text = f"The {best} {key} at which every gate holds is {_spell(result['holds'], integer, True)}"
+    seeds = result.get("seeds")
+    every = f" under all {len(seeds)} seeds" if seeds else ""
+    text = (
+        f"The {best} {key} at which every gate holds{every} is "
+        f"{_spell(result['holds'], integer, True)}"
+    )
     if result["fails"] is None:
         return (
             f"{text}, the last value probed: every probe held ({n} probes); widen the search "
@@ -277,6 +350,8 @@ def _sentence(result: dict[str, Any], integer: bool) -> str:
         if gate
         else f"; {_spell(result['fails'], integer, True)} fails"
     )
+    if seeds:
+        why += f", holding under {bad['held_in']} of {len(seeds)} seeds"
     unit = integer and abs(result["holds"] - result["fails"]) <= 1
     within = "to the unit" if unit else f"to within {result['precision'] * 100:g} %"
     return f"{text}{why}. {n} probes, {within}. Evidence: {good['run']}/."

@@ -108,3 +108,48 @@ def backend_errors() -> Iterator[None]:
     except BackendError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(EXIT_ERROR)
+
+
+def dask_option(fn: F) -> F:
+    """--dask ADDRESS: run the points on an existing Dask distributed cluster."""
+    return click.option(
+        "--dask",
+        "dask",
+        metavar="ADDRESS",
+        default=None,
+        help="Run the points on an existing Dask distributed cluster: its scheduler's address, "
+        "e.g. tcp://10.0.0.5:8786 (start one with `dask scheduler` and `dask worker ADDRESS`; "
+        "every worker needs this version of sim installed). The files come back here.",
+    )(fn)
+
+
+@contextmanager
+def dask_errors(address: str) -> Iterator[None]:
+    """A missing package, an unreachable scheduler or a point that kept killing its workers:
+    one line that says what to do, no traceback."""
+    try:
+        import distributed
+    except ImportError:
+        click.echo(
+            "error: --dask needs the dask distributed package: pip install 'sim[dask]'", err=True
+        )
+        sys.exit(EXIT_USAGE)
+    try:
+        yield
+    except distributed.KilledWorker as exc:
+        click.echo(
+            f"error: a point killed every worker that ran it and was given up ({exc}); run it "
+            "alone with `sim run` to see why",
+            err=True,
+        )
+        sys.exit(EXIT_ERROR)
+    except (OSError, TimeoutError) as exc:
+        click.echo(
+            f"error: --dask {address}: no Dask scheduler answered ({exc}); start one with "
+            f"`dask scheduler` and workers with `dask worker {address}`",
+            err=True,
+        )
+        sys.exit(EXIT_ERROR)
+    except ValueError as exc:
+        click.echo(f"error: --dask {address}: not a scheduler address ({exc})", err=True)
+        sys.exit(EXIT_USAGE)

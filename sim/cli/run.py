@@ -13,6 +13,7 @@ from sim.cli.common import (
     backend_errors,
     backend_options,
     backend_spec,
+    dask_option,
     load_or_exit,
     scenario_options,
 )
@@ -73,6 +74,7 @@ from sim.scenario.expect import evaluate
     default=None,
     help="With --seeds: runs at once, each in its own process [default: the number of cores].",
 )
+@dask_option
 @click.option("-q", "--quiet", is_flag=True, help="No progress display.")
 def run(
     scenario_path: Path,
@@ -88,6 +90,7 @@ def run(
     no_plots: bool,
     seeds_text: str | None,
     jobs: int | None,
+    dask: str | None,
     as_json: bool,
     quiet: bool,
 ) -> None:
@@ -102,6 +105,8 @@ def run(
     from sim.scheduler import build_cvsa_model
 
     seeds = seeds_option(seeds_text)
+    if dask is not None and seeds is None:
+        raise click.UsageError("--dask runs the seeds of --seeds on a cluster: give --seeds too")
     if seeds is not None:
         alone = {
             "--seed": seed is not None,
@@ -126,6 +131,7 @@ def run(
             no_plots,
             as_json,
             quiet,
+            dask,
             default_out="{name}-seeds",
             grid_sets=False,
         )

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from sim.cli.common import load_or_exit
+from sim.cli.common import dask_errors, dask_option, load_or_exit
 from sim.cli.exits import EXIT_INTERRUPTED
 
 if TYPE_CHECKING:
@@ -87,6 +87,7 @@ def seeds_option(text: str | None) -> list[int] | None:
     help="Output directory [default: reports/sweep-<scenario name>/].",
 )
 @click.option("--no-plots", is_flag=True, help="Write each point's CSV files but no PNG or HTML.")
+@dask_option
 @click.option("--json", "as_json", is_flag=True, help="Print the sweep table as JSON.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress lines.")
 def sweep(
@@ -98,6 +99,7 @@ def sweep(
     jobs: int | None,
     out_dir: Path | None,
     no_plots: bool,
+    dask: str | None,
     as_json: bool,
     quiet: bool,
 ) -> None:
@@ -113,7 +115,9 @@ def sweep(
     seeds = seeds_option(seeds_text)
     if seeds is not None and seed is not None:
         raise click.UsageError("--seed and --seeds exclude each other: give the seeds to --seeds")
-    run_sweep(scenario_path, sets, seed, seeds, metrics, jobs, out_dir, no_plots, as_json, quiet)
+    run_sweep(
+        scenario_path, sets, seed, seeds, metrics, jobs, out_dir, no_plots, as_json, quiet, dask
+    )
 
 
 def run_sweep(
@@ -127,6 +131,7 @@ def run_sweep(
     no_plots: bool,
     as_json: bool,
     quiet: bool,
+    dask: str | None = None,
     default_out: str = "sweep-{name}",
     grid_sets: bool = True,
 ) -> None:
@@ -136,7 +141,7 @@ def run_sweep(
 
     from sim.report.sweep import run_dir, tabulate, write_sweep
     from sim.report.sweep_plot import draw_sweep
-    from sim.runner import RunOptions, run_in_processes
+    from sim.runner import RunOptions, run_in_processes, run_on_dask
     from sim.scenario.grid import grid, parse_sets, point_labels, point_overrides
     from sim.scheduler import build_cvsa_model
 
@@ -156,27 +161,37 @@ def run_sweep(
     n_jobs = jobs or os.cpu_count() or 1
     started = time.perf_counter()
     finished = 0
+    slots = min(n_jobs, n_runs)
     names = [
         ", ".join(filter(None, [label, f"seed {s}" if seeds is not None else ""])) or "the run"
         for label in labels
         for s in each
     ]
 
+    def say(text: str) -> None:
+        if not quiet and not as_json:
+            click.echo(text, err=True)
+
     def progress(i: int) -> None:
         nonlocal finished
         finished += 1
-        if not quiet and not as_json:
-            wall = time.perf_counter() - started
-            eta = wall / finished * (n_runs - finished)
-            click.echo(
-                f"[{wall:6.1f}s] {finished}/{n_runs} done ({n_runs - finished} left, "
-                f"~{eta:,.0f}s): {names[i]}",
-                err=True,
-            )
+        wall = time.perf_counter() - started
+        left = n_runs - finished
+        running = min(slots, left)
+        eta = wall / finished * left
+        say(
+            f"[{wall:6.1f}s] {finished}/{n_runs} done, {running} running, "
+            f"{left - running} waiting, ETA ~{eta:,.0f}s: {names[i]}"
+        )
 
-    if not quiet and not as_json:
-        what = f"{len(points)} point(s)" + (f" x {len(each)} seeds" if seeds is not None else "")
-        click.echo(f"{what}, {min(n_jobs, n_runs)} at a time -> {out}/", err=True)
+    def cluster(threads: int) -> None:
+        nonlocal slots
+        slots = max(1, min(threads, n_runs))
+        say(f"the cluster at {dask} runs {threads} point(s) at once")
+
+    what = f"{len(points)} point(s)" + (f" x {len(each)} seeds" if seeds is not None else "")
+    where = f"on {dask}" if dask else f"{slots} at a time"
+    say(f"{what}, {where} -> {out}/")
     runs = [
         (
             sc,
@@ -190,7 +205,13 @@ def run_sweep(
         for s, sc in zip(each, row, strict=True)
     ]
     try:
-        run_in_processes(runs, build_cvsa_model, jobs=n_jobs, on_done=progress)
+        if dask:
+            with dask_errors(dask):
+                run_on_dask(
+                    runs, build_cvsa_model, address=dask, on_done=progress, on_start=cluster
+                )
+        else:
+            run_in_processes(runs, build_cvsa_model, jobs=n_jobs, on_done=progress)
     except KeyboardInterrupt:
         click.echo("sweep interrupted", err=True)
         sys.exit(EXIT_INTERRUPTED)

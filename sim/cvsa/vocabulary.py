@@ -37,6 +37,17 @@ class ScheduleStatus(StrEnum):
     DELETED = "deleted"
 
 
+class ScheduleRule(StrEnum):
+    """Which rule asked ``scheduleSnapshot`` for a row (reference §5's callers)."""
+
+    DISPATCHER = "dispatcher"  # a dispatcher pass: milestone §11.5, regular §11.7, archive §13b
+    FORCED = "forced"  # classifyVideo's four forced new rows (§13.2; seed 000 new 初始调度)
+    CONTINUATION = "continuation"  # the next new row after a new snapshot (§9 step 5)
+    REETA = "reeta"  # the re-ETA after a milestone snapshot (§9 step 7)
+    BULK_RESCHEDULE = "bulk_reschedule"  # a bulk success reschedules normal rows (§10.3)
+    RETRY = "retry"  # the deployed retry of a failed row (§9, §10.2, §10.4)
+
+
 class UpstreamErrorKind(StrEnum):
     """How an upstream call failed (:class:`sim.ports.UpstreamError`; reference §9, §10, §14).
 

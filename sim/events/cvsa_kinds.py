@@ -13,11 +13,12 @@ from __future__ import annotations
 
 from typing import Final, NamedTuple
 
-from sim.cvsa.vocabulary import ScheduleStatus, ScheduleType, UpstreamErrorKind
+from sim.cvsa.vocabulary import ScheduleRule, ScheduleStatus, ScheduleType, UpstreamErrorKind
 from sim.events.schema import enum, event
 
 SNAPSHOT_TYPE: Final = enum("snapshot_type", *(t.value for t in ScheduleType))
 SCHEDULE_STATUS: Final = enum("schedule_status", *(s.value for s in ScheduleStatus))
+SCHEDULE_RULE: Final = enum("schedule_rule", *(r.value for r in ScheduleRule))
 NOT_CREATED: Final = enum(
     "not_created",
     "duplicate_active",  # §5 step 3: an active row of the type exists and force is false
@@ -79,7 +80,8 @@ NO_WINDOW: Final = -1
 class ScheduleCreated(NamedTuple):
     """A schedule row was inserted (§5 step 5). ``window_ms`` is the window whose count it took
     (``NO_WINDOW`` if none) and ``window_count`` that count afterwards; ``probes`` = windows
-    probed (HINCRBY +1, then -1 if full; 1 for milestone/new); ``placement``: PLACEMENT."""
+    probed (HINCRBY +1, then -1 if full; 1 for milestone/new); ``placement``: PLACEMENT;
+    ``rule``: SCHEDULE_RULE, the rule that asked for the row."""
 
     seq: int
     t_ms: int
@@ -93,11 +95,13 @@ class ScheduleCreated(NamedTuple):
     probes: int
     placement: int
     forced: int
+    rule: int
 
 
 @event(101)
 class ScheduleNotCreated(NamedTuple):
-    """``scheduleSnapshot`` returned without inserting (``reason``: NOT_CREATED)."""
+    """``scheduleSnapshot`` returned without inserting (``reason``: NOT_CREATED; ``rule``:
+    SCHEDULE_RULE, the rule that asked)."""
 
     seq: int
     t_ms: int
@@ -105,6 +109,7 @@ class ScheduleNotCreated(NamedTuple):
     type: int
     requested_ms: int
     reason: int
+    rule: int
 
 
 @event(102)
@@ -357,3 +362,16 @@ class DispatcherLocked(NamedTuple):
     t_ms: int
     name: int
     outcome: int
+
+
+@event(121)
+class HistoryLoaded(NamedTuple):
+    """A snapshot the video already had when the run started (``[scheduler] history``): written
+    at set-up, ``t_ms`` the run's start, ``taken_ms`` the instant it describes. With these the
+    inputs of every ETA and interval are in the log, not only the snapshots the run took."""
+
+    seq: int
+    t_ms: int
+    aid: int
+    taken_ms: int
+    views: int

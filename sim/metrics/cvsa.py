@@ -2,7 +2,9 @@
 
 Names (stable, dotted; ``summary.json`` and ``[expect]`` use them):
 
-* ``schedules.created.<type>``, ``schedules.not_created.<reason>``, ``schedules.moved``
+* ``schedules.created.<type>``, ``schedules.created_by.<rule>`` (the rule that asked:
+  dispatcher, forced, continuation, reeta, bulk_reschedule, retry),
+  ``schedules.not_created.<reason>``, ``schedules.moved``
 * ``dispatch.<type>``, ``dispatch.skipped.<reason>``
 * ``finished.<type>.<status>``, ``cleanup.deleted`` and ``cleanup.deleted.<type>.<status>``
 * ``snapshots.total``, ``snapshots.<type>`` (``discovery`` for unscheduled ones),
@@ -51,6 +53,9 @@ class ScheduleCounts:
 
     def feed(self, chunk: Chunk, names: Sequence[str]) -> None:
         self._count("schedules.created", chunk.column(K.ScheduleCreated, "type"), K.SNAPSHOT_TYPE)
+        self._count(
+            "schedules.created_by", chunk.column(K.ScheduleCreated, "rule"), K.SCHEDULE_RULE
+        )
         self._count(
             "schedules.not_created", chunk.column(K.ScheduleNotCreated, "reason"), K.NOT_CREATED
         )

@@ -38,6 +38,7 @@ AID_KINDS: tuple[type, ...] = (
     K.ScheduleStarted,
     K.StrayStatusChange,
     K.SnapshotTaken,
+    K.HistoryLoaded,
     K.ScheduleFinished,
     K.ScheduleDeleted,
 )

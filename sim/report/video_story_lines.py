@@ -51,10 +51,20 @@ def _detail_fns(s: Story, tz_ms: Ms) -> dict[type, Callable[[Any], tuple[str, in
         "bili_status": "the video's bilibili status blocks the single path (§9 step 2)",
     }
 
+    asked_by = {
+        "dispatcher": "by its dispatcher",
+        "forced": "forced, by classifyVideo (§13.2)",
+        "continuation": "as the next new row (§9 step 5)",
+        "reeta": "by the re-ETA after a milestone snapshot (§9 step 7)",
+        "bulk_reschedule": "by a bulk success (§10.3)",
+        "retry": "as a retry (§9, §10)",
+    }
+
     def created(r: K.ScheduleCreated) -> tuple[str, int, int, str]:
         place = s.word("placement", r.placement)
         shift = r.due_ms - r.requested_ms
-        text = f"requested {at(r.requested_ms)}; "
+        rule = s.word("schedule_rule", r.rule)
+        text = f"requested {at(r.requested_ms)} {asked_by.get(rule, rule)}; "
         if shift:
             text += f"booked {duration(abs(shift))} {'later' if shift > 0 else 'earlier'}"
         else:
@@ -98,7 +108,8 @@ def _detail_fns(s: Story, tz_ms: Ms) -> dict[type, Callable[[Any], tuple[str, in
             "not created",
             r.requested_ms,
             -1,
-            reason.get(s.word("not_created", r.reason), s.word("not_created", r.reason)),
+            f"{asked_by.get(s.word('schedule_rule', r.rule), s.word('schedule_rule', r.rule))}: "
+            + reason.get(s.word("not_created", r.reason), s.word("not_created", r.reason)),
         ),
         K.ScheduleMoved: moved,
         K.ScheduleDispatched: lambda r: (
@@ -129,6 +140,12 @@ def _detail_fns(s: Story, tz_ms: Ms) -> dict[type, Callable[[Any], tuple[str, in
             f"{s.word('schedule_status', r.to_status)}: a bulk tick passed aids as ids (§8.3)",
         ),
         K.SnapshotTaken: taken,
+        K.HistoryLoaded: lambda r: (
+            "history",
+            -1,
+            r.views,
+            f"a snapshot of {at(r.taken_ms)} the video had at the start ([scheduler] history)",
+        ),
         K.ScheduleFinished: lambda r: (
             "finished",
             r.due_ms,

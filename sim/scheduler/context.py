@@ -27,6 +27,8 @@ TYPE_CODE: Final = K.SNAPSHOT_TYPE.codes()
 """Schedule type -> its event-log code (the table is derived from the vocabulary's enum)."""
 STATUS_CODE: Final = K.SCHEDULE_STATUS.codes()
 """Schedule status -> its event-log code."""
+RULE_CODE: Final = K.SCHEDULE_RULE.codes()
+"""The rule that asked for a row (:class:`sim.cvsa.vocabulary.ScheduleRule`) -> its code."""
 NEVER: Final[Ms] = 2**62
 """An idle hint's "not before the end of any run"."""
 
@@ -52,6 +54,7 @@ class Emitters:
     started: Callable[..., None]
     stray: Callable[..., None]
     locked: Callable[..., None]
+    history: Callable[..., None]
 
     @classmethod
     def bind(cls, engine: Engine) -> Emitters:
@@ -74,6 +77,7 @@ class Emitters:
             started=e(K.ScheduleStarted),
             stray=e(K.StrayStatusChange),
             locked=e(K.DispatcherLocked),
+            history=e(K.HistoryLoaded),
         )
 
 

@@ -9,7 +9,7 @@ from typing import Final
 from sim.cvsa.calendar import archive_target_nonsong_ms, archive_target_song_ms
 from sim.cvsa.intervals import regular_dispatch_target_ms
 from sim.cvsa.milestones import milestone_delay_ms
-from sim.cvsa.vocabulary import ScheduleType
+from sim.cvsa.vocabulary import ScheduleRule, ScheduleType
 from sim.engine import Job
 from sim.events.cvsa_kinds import LOCK_OUTCOME
 from sim.ports import DISPATCHER_LOCKS, Snapshot, new_record
@@ -21,6 +21,7 @@ from sim.units import Ms
 REGULAR_LOCK, ARCHIVE_LOCK = DISPATCHER_LOCKS
 _MILESTONE: Final = ScheduleType.MILESTONE
 _NORMAL: Final = ScheduleType.NORMAL
+_DISPATCHER: Final = ScheduleRule.DISPATCHER
 _ARCHIVE: Final = ScheduleType.ARCHIVE
 
 
@@ -54,7 +55,7 @@ async def dispatch_milestone_snapshots(ctx: Ctx, job: Job | None = None) -> None
 async def _schedule_milestone(ctx: Ctx, aid: int, eta_h: float) -> None:
     delay = milestone_delay_ms(eta_h, True, ctx.params)
     if delay is not None:
-        await schedule_snapshot(ctx, aid, _MILESTONE, ctx.worker_now + delay)
+        await schedule_snapshot(ctx, aid, _MILESTONE, ctx.worker_now + delay, rule=_DISPATCHER)
 
 
 async def milestone_idle_until(ctx: Ctx, now: Ms) -> Ms:
@@ -123,7 +124,7 @@ async def _dispatch_regular(ctx: Ctx) -> None:
         latest = await ctx.store.latest_snapshot(aid)
         last_ms = None if latest is None else latest.created_at_ms
         target = regular_dispatch_target_ms(ctx.worker_now, last_ms, hours, sw, params)
-        await schedule_snapshot(ctx, aid, _NORMAL, target)
+        await schedule_snapshot(ctx, aid, _NORMAL, target, rule=_DISPATCHER)
 
 
 async def regular_idle_until(ctx: Ctx, now: Ms) -> Ms:
@@ -143,13 +144,13 @@ async def _dispatch_archive(ctx: Ctx) -> None:
         if sw.dispatch_time_caps and ctx.now - started > cap_ms:
             return
         target = archive_target_song_ms(ctx.worker_now, tz, keep, params)
-        await schedule_snapshot(ctx, aid, _ARCHIVE, target)
+        await schedule_snapshot(ctx, aid, _ARCHIVE, target, rule=_DISPATCHER)
     for aid in await ctx.store.non_songs_without_active_schedule(_ARCHIVE):
         if sw.dispatch_time_caps and ctx.now - started > cap_ms:
             return
         u = ctx.archive_rng.random()
         target = archive_target_nonsong_ms(ctx.worker_now, tz, keep, u, params)
-        await schedule_snapshot(ctx, aid, _ARCHIVE, target)
+        await schedule_snapshot(ctx, aid, _ARCHIVE, target, rule=_DISPATCHER)
 
 
 async def archive_idle_until(ctx: Ctx, now: Ms) -> Ms:

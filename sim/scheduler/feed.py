@@ -8,7 +8,7 @@ from typing import Final
 
 import numpy as np
 
-from sim.cvsa.vocabulary import ScheduleType
+from sim.cvsa.vocabulary import ScheduleRule, ScheduleType
 from sim.ports import UpstreamError
 from sim.scheduler.context import Ctx
 from sim.scheduler.schedule_snapshot import schedule_snapshot
@@ -20,15 +20,19 @@ _CLASSIFY: Final = 1
 
 async def load_catalog(ctx: Ctx, world: World, history_ms: list[int]) -> None:
     """Put the initial catalogue into the database: metadata, songs, and one snapshot per history
-    offset for every video published by then (the views it had, from the curves)."""
+    offset for every video published by then (the views it had, from the curves), each logged
+    (``HistoryLoaded``)."""
     cat, start = world.initial, ctx.now
     await ctx.store.load_catalog(cat.aid.tolist(), cat.published_ms.tolist(), cat.is_song.tolist())
     for offset in sorted(history_ms, reverse=True):
         t = start - offset
         visible = np.flatnonzero(cat.published_ms <= t)
-        views = world.views_at(visible, t)
-        times = np.full(len(visible), t, dtype=np.int64)
-        await ctx.store.load_snapshots(cat.aid[visible].tolist(), times.tolist(), views.tolist())
+        views = world.views_at(visible, t).tolist()
+        aids = cat.aid[visible].tolist()
+        await ctx.store.load_snapshots(aids, [t] * len(aids), views)
+        history = ctx.emit.history
+        for aid, v in zip(aids, views, strict=True):  # the ETA inputs, in the log (issue 26)
+            history(start, aid, t, v)
 
 
 def arrival_events(world: World, start_ms: int, end_ms: int) -> list[tuple[int, int, int]]:
@@ -84,5 +88,12 @@ async def classify_song(ctx: Ctx, aid: int, published_ms: int) -> bool:
         return False
     ctx.emit.classified(ctx.now, aid, published_ms)
     for offset in ctx.params.new_initial_offsets_ms:
-        await schedule_snapshot(ctx, aid, ScheduleType.NEW, ctx.worker_now + offset, force=True)
+        await schedule_snapshot(
+            ctx,
+            aid,
+            ScheduleType.NEW,
+            ctx.worker_now + offset,
+            rule=ScheduleRule.FORCED,
+            force=True,
+        )
     return True

@@ -15,11 +15,11 @@ from typing import Final, NamedTuple
 
 from sim.cvsa.lifecycle import Act, advance, status_after, window_delta
 from sim.cvsa.schedule import ActiveRow, Move, Skip, plan_schedule_snapshot
-from sim.cvsa.vocabulary import ScheduleType
+from sim.cvsa.vocabulary import ScheduleRule, ScheduleType
 from sim.cvsa.windows import Reserve, adjust_with
 from sim.events.cvsa_kinds import NO_WINDOW, NOT_CREATED, PLACEMENT, WINDOW_CAUSE
 from sim.ports import ScheduleRow, new_record
-from sim.scheduler.context import STATUS_CODE, TYPE_CODE, Ctx
+from sim.scheduler.context import RULE_CODE, STATUS_CODE, TYPE_CODE, Ctx
 from sim.units import Ms
 
 _NOT_CREATED_CODE: Final = NOT_CREATED.codes()
@@ -64,10 +64,12 @@ async def schedule_snapshot(
     type: ScheduleType,
     target_ms: Ms,
     *,
+    rule: ScheduleRule,
     force: bool = False,
     adjust: bool = True,
 ) -> int | None:
-    """``scheduleSnapshot(aid, type, targetTime, force, adjustTime)`` (reference §5).
+    """``scheduleSnapshot(aid, type, targetTime, force, adjustTime)`` (reference §5), asked for
+    by ``rule`` (logged with the outcome, so a row's origin is in the log).
 
     The decision is :func:`sim.cvsa.schedule.plan_schedule_snapshot`; this carries it out in the
     deployed order: the window counts first (Redis), then the INSERT, not atomically. Returns the
@@ -87,7 +89,9 @@ async def schedule_snapshot(
         params=ctx.params,
     )
     if isinstance(plan, Skip):
-        emit.not_created(now, aid, type_code, target_ms, _NOT_CREATED_CODE[plan.reason])
+        emit.not_created(
+            now, aid, type_code, target_ms, _NOT_CREATED_CODE[plan.reason], RULE_CODE[rule]
+        )
         return None
     if isinstance(plan, Move):
         await move_milestone(ctx, aid, plan)
@@ -112,6 +116,7 @@ async def schedule_snapshot(
         res.probes,
         res.placement,
         int(force),
+        RULE_CODE[rule],
     )
     return schedule_id
 

@@ -28,7 +28,7 @@ from sim.cvsa.retry import (
     deployed_outcome,
     error_class,
 )
-from sim.cvsa.vocabulary import ScheduleStatus, ScheduleType
+from sim.cvsa.vocabulary import ScheduleRule, ScheduleStatus, ScheduleType
 from sim.engine import Job
 from sim.events.cvsa_kinds import SKIP_REASON, UPSTREAM_ERROR
 from sim.ports import ScheduleRow, Snapshot, UpstreamError, VideoStats
@@ -166,6 +166,7 @@ async def _retry(ctx: Ctx, entry: CvsaOutcome, row: ScheduleRow, u: float) -> No
             row.aid,
             retry.snapshot_type,
             ctx.worker_now + retry.delay_ms,
+            rule=ScheduleRule.RETRY,
             force=retry.force,
             adjust=retry.adjust,
         )
@@ -180,7 +181,12 @@ async def _continue_new(ctx: Ctx, row: ScheduleRow, stats: VideoStats) -> None:
     delay = new_continuation_ms(stats.server_time_ms - published, stats.views, sw, ctx.params)
     if delay is not None:
         await schedule_snapshot(
-            ctx, row.aid, ScheduleType.NEW, ctx.worker_now + delay, force=sw.new_successors_forced
+            ctx,
+            row.aid,
+            ScheduleType.NEW,
+            ctx.worker_now + delay,
+            rule=ScheduleRule.CONTINUATION,
+            force=sw.new_successors_forced,
         )
 
 
@@ -199,7 +205,9 @@ async def _continue_milestone(
     eta = await adjusted_eta(ctx, row.aid)
     delay = milestone_delay_ms(eta, ctx.switches.milestone_reeta_clamped, ctx.params)
     if delay is not None:
-        await schedule_snapshot(ctx, row.aid, ScheduleType.MILESTONE, ctx.worker_now + delay)
+        await schedule_snapshot(
+            ctx, row.aid, ScheduleType.MILESTONE, ctx.worker_now + delay, rule=ScheduleRule.REETA
+        )
 
 
 async def bulk_snapshot_video(ctx: Ctx, job: Job) -> None:
@@ -245,7 +253,9 @@ async def bulk_snapshot_video(ctx: Ctx, job: Job) -> None:
             if r.type is not ScheduleType.ARCHIVE:
                 hours = await regular_interval(ctx, r.aid)
                 target = ctx.worker_now + hours * HOUR_MS
-                await schedule_snapshot(ctx, r.aid, ScheduleType.NORMAL, target)
+                await schedule_snapshot(
+                    ctx, r.aid, ScheduleType.NORMAL, target, rule=ScheduleRule.BULK_RESCHEDULE
+                )
 
 
 async def _bulk_failed(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sim.cvsa.params import DEFAULT_PARAMS
 from sim.cvsa.retry import backoff_delay_ms
-from sim.cvsa.vocabulary import ScheduleType, UpstreamErrorKind
+from sim.cvsa.vocabulary import ScheduleRule, ScheduleType, UpstreamErrorKind
 from sim.events.cvsa_kinds import (
     RetryScheduled,
     ScheduleCreated,
@@ -86,7 +86,13 @@ def test_after_counter_loss_the_rebuilt_counts_equal_the_pending_rows() -> None:
 
     async def setup(ctx: Ctx) -> None:
         for i, v in enumerate(videos):  # rows spread over the coming hours
-            await schedule_snapshot(ctx, v.aid, ScheduleType.NORMAL, T0 + (i % 8) * HOUR_MS)
+            await schedule_snapshot(
+                ctx,
+                v.aid,
+                ScheduleType.NORMAL,
+                T0 + (i % 8) * HOUR_MS,
+                rule=ScheduleRule.DISPATCHER,
+            )
 
     run = run_model(
         videos,
@@ -123,7 +129,9 @@ def test_after_a_crash_processing_rows_are_gone_within_four_minutes() -> None:
 
     async def setup(ctx: Ctx) -> None:
         # a milestone row due just before the crash; its fetch takes 20 s, so it is in flight
-        await schedule_snapshot(ctx, AID, ScheduleType.MILESTONE, crash_at - 5 * SECOND_MS)
+        await schedule_snapshot(
+            ctx, AID, ScheduleType.MILESTONE, crash_at - 5 * SECOND_MS, rule=ScheduleRule.DISPATCHER
+        )
 
     run = run_model(
         [Video(AID, T0 - 30 * HOUR_MS, views=lambda t: 99_990)],

@@ -90,6 +90,7 @@ class Log:
         count: int = 1,
         placement: str = "forward",
         forced: bool = False,
+        rule: str = "dispatcher",
     ) -> None:
         due = t + 60_000 if due is None else due
         requested = due if requested is None else requested
@@ -107,6 +108,7 @@ class Log:
             1,
             K.PLACEMENT.code(placement),
             int(forced),
+            K.SCHEDULE_RULE.code(rule),
         )
 
     def dispatched(

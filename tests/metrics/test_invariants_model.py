@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from sim.cvsa.vocabulary import ScheduleType
+from sim.cvsa.vocabulary import ScheduleRule, ScheduleType
 from sim.events.cvsa_kinds import StrayStatusChange
 from sim.metrics.invariants import (
     LifecycleInvariants,
@@ -53,7 +53,14 @@ def all_reducers(run: ModelRun) -> dict[str, Any]:
 def new_song_setup(aid: int) -> Setup:
     async def setup(ctx: Ctx) -> None:  # what classifyVideo does for a new song (§13.2)
         for offset in (90 * SECOND_MS, 3 * MINUTE_MS, 5 * MINUTE_MS, 10 * MINUTE_MS):
-            await schedule_snapshot(ctx, aid, ScheduleType.NEW, ctx.now + offset, force=True)
+            await schedule_snapshot(
+                ctx,
+                aid,
+                ScheduleType.NEW,
+                ctx.now + offset,
+                force=True,
+                rule=ScheduleRule.DISPATCHER,
+            )
 
     return setup
 
@@ -122,9 +129,21 @@ def blocked_setup(*, broken_tick: bool) -> Setup:
 
     async def setup(ctx: Ctx) -> None:
         await ctx.store.set_video_status(A, -404)
-        await schedule_snapshot(ctx, A, ScheduleType.MILESTONE, ctx.now + MINUTE_MS, force=True)
         await schedule_snapshot(
-            ctx, A, ScheduleType.MILESTONE, ctx.now + 90 * SECOND_MS, force=True
+            ctx,
+            A,
+            ScheduleType.MILESTONE,
+            ctx.now + MINUTE_MS,
+            force=True,
+            rule=ScheduleRule.DISPATCHER,
+        )
+        await schedule_snapshot(
+            ctx,
+            A,
+            ScheduleType.MILESTONE,
+            ctx.now + 90 * SECOND_MS,
+            force=True,
+            rule=ScheduleRule.DISPATCHER,
         )
         if broken_tick:
 
@@ -188,7 +207,9 @@ def test_window_cap_catches_a_counter_that_ignores_the_cap(broken: bool) -> None
 
             ctx.counter.reserve = uncapped  # type: ignore[method-assign]
         for aid in songs:
-            await schedule_snapshot(ctx, aid, ScheduleType.NORMAL, ctx.now + HOUR_MS)
+            await schedule_snapshot(
+                ctx, aid, ScheduleType.NORMAL, ctx.now + HOUR_MS, rule=ScheduleRule.DISPATCHER
+            )
 
     run = run_model([growing(a) for a in songs], until="10m", design={"window_cap": 2}, setup=setup)
     out = results(run, WindowCapInvariant(cap=2))
@@ -213,7 +234,9 @@ def test_window_cap_catches_a_counter_that_ignores_the_cap(broken: bool) -> None
 
 def test_a_caller_passing_a_past_target_is_caught() -> None:
     async def setup(ctx: Ctx) -> None:
-        await schedule_snapshot(ctx, A, ScheduleType.MILESTONE, ctx.now - 10 * MINUTE_MS)
+        await schedule_snapshot(
+            ctx, A, ScheduleType.MILESTONE, ctx.now - 10 * MINUTE_MS, rule=ScheduleRule.DISPATCHER
+        )
 
     run = run_model([approacher(A)], until="10m", setup=setup)
     out = results(run, NoScheduleBeforeCreation(bare_fallback=False))
@@ -226,8 +249,12 @@ def test_a_caller_passing_a_past_target_is_caught() -> None:
 @pytest.mark.parametrize("profile", ["design", "cvsa-2026"])
 def test_the_fallback_into_the_past_is_allowed_only_when_bare(profile: str) -> None:
     async def setup(ctx: Ctx) -> None:  # one window of room searching forward, cap 1
-        await schedule_snapshot(ctx, A, ScheduleType.NORMAL, ctx.now + SECOND_MS)
-        await schedule_snapshot(ctx, B, ScheduleType.NORMAL, ctx.now + SECOND_MS)
+        await schedule_snapshot(
+            ctx, A, ScheduleType.NORMAL, ctx.now + SECOND_MS, rule=ScheduleRule.DISPATCHER
+        )
+        await schedule_snapshot(
+            ctx, B, ScheduleType.NORMAL, ctx.now + SECOND_MS, rule=ScheduleRule.DISPATCHER
+        )
 
     run = run_model(
         [growing(A), growing(B)],

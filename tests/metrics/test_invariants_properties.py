@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sim.cvsa.profile import PARAM_NAMES
-from sim.cvsa.vocabulary import ScheduleType
+from sim.cvsa.vocabulary import ScheduleRule, ScheduleType
 from sim.metrics.invariants import invariant_reducers
 from sim.metrics.invariants.schedule_rows import LifecycleInvariants
 from sim.runner import run_scenario
@@ -147,7 +147,12 @@ def _recorded_run() -> tuple[list[Any], list[str], Any]:
 
         for offset in (MINUTE_MS, 90 * SECOND_MS):
             await schedule_snapshot(
-                ctx, blocked.aid, ScheduleType.MILESTONE, ctx.now + offset, force=True
+                ctx,
+                blocked.aid,
+                ScheduleType.MILESTONE,
+                ctx.now + offset,
+                force=True,
+                rule=ScheduleRule.DISPATCHER,
             )
 
     young = Video(10_194_463, published_ms=T0 - HOUR_MS, views=lambda t: 2_000 + (t - T0) // 1000)

@@ -36,9 +36,9 @@ def test_the_span_runs_from_start_to_end_and_says_partial() -> None:
 
 def test_windows_count_placements_moves_cleanup_releases_and_executions() -> None:
     log = Script()
-    log(K.ScheduleCreated, T0, 1, 10, NORMAL, T0 + W, T0 + W + 5, T0 + W, 1, 1, FORWARD, 0)
-    log(K.ScheduleCreated, T0, 2, 11, MILESTONE, T0 + W, T0 + W + 9, T0 + W, 2, 1, EXACT, 0)
-    log(K.ScheduleCreated, T0, 3, 12, ARCHIVE, T0, T0, K.NO_WINDOW, 0, 4032, EXHAUSTED, 0)
+    log(K.ScheduleCreated, T0, 1, 10, NORMAL, T0 + W, T0 + W + 5, T0 + W, 1, 1, FORWARD, 0, 0)
+    log(K.ScheduleCreated, T0, 2, 11, MILESTONE, T0 + W, T0 + W + 9, T0 + W, 2, 1, EXACT, 0, 0)
+    log(K.ScheduleCreated, T0, 3, 12, ARCHIVE, T0, T0, K.NO_WINDOW, 0, 4032, EXHAUSTED, 0, 0)
     log(K.ScheduleMoved, T0 + 1, 2, 11, T0 + W + 9, T0 + 10, 1, 1)
     log(K.ScheduleDeleted, T0 + 2, 1, 10, NORMAL, T0 + W + 5, PENDING)
     log(K.WindowReleased, T0 + 2, T0 + W, 1, K.WINDOW_CAUSE.code("cleanup"), 0)

@@ -63,7 +63,8 @@ def test_the_timeline_of_a_retried_row(report_run: Path) -> None:
     snap = by_event["snapshot"]
     assert (snap.views, snap.detail) == (99_998, "server time 01:10:21.766; 1.8s after due")
     assert lines[7].detail == (
-        "requested 2031-01-06T01:10:44; booked as requested (exact, window 01:10 now holds 8)"
+        "requested 2031-01-06T01:10:44 by the re-ETA after a milestone snapshot (§9 step 7); "
+        "booked as requested (exact, window 01:10 now holds 8)"
     )
     # The failure is the job's, logged without an aid: only the job ties it to this video.
     assert len(story[K.UpstreamFailed]) == 1

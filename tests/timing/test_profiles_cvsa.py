@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from sim.cvsa.vocabulary import ScheduleStatus, ScheduleType, UpstreamErrorKind
+from sim.cvsa.vocabulary import ScheduleRule, ScheduleStatus, ScheduleType, UpstreamErrorKind
 from sim.events.cvsa_kinds import (
     RetryScheduled,
     ScheduleCreated,
@@ -103,7 +103,9 @@ def test_window_cap(profile: str, count: int, same_window: bool) -> None:
 
     async def action(ctx: Ctx) -> None:
         await ctx.counter.incr(W, count)
-        await schedule_snapshot(ctx, 1, ScheduleType.NORMAL, W + 10_000)
+        await schedule_snapshot(
+            ctx, 1, ScheduleType.NORMAL, W + 10_000, rule=ScheduleRule.DISPATCHER
+        )
 
     async def setup(ctx: Ctx) -> None:
         at(ctx, NOW, action)
@@ -130,10 +132,10 @@ def test_fallback_after_4032_windows_and_6_back(profile: str) -> None:
     async def action(ctx: Ctx) -> None:
         for i in range(4032):
             await ctx.counter.incr(w0 + i * WINDOW_MS, 1)
-        await schedule_snapshot(ctx, 1, ScheduleType.NORMAL, target)
+        await schedule_snapshot(ctx, 1, ScheduleType.NORMAL, target, rule=ScheduleRule.DISPATCHER)
         for i in range(2, 6):
             await ctx.counter.incr(w0 - i * WINDOW_MS, 1)
-        await schedule_snapshot(ctx, 2, ScheduleType.NORMAL, target)
+        await schedule_snapshot(ctx, 2, ScheduleType.NORMAL, target, rule=ScheduleRule.DISPATCHER)
 
     async def setup(ctx: Ctx) -> None:
         at(ctx, NOW, action)

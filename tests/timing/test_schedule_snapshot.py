@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable
 
 import pytest
 
-from sim.cvsa.vocabulary import ScheduleType
+from sim.cvsa.vocabulary import ScheduleRule, ScheduleType
 from sim.events.cvsa_kinds import NO_WINDOW, ScheduleCreated, ScheduleNotCreated
 from sim.scheduler.context import Ctx
 from sim.scheduler.schedule_snapshot import schedule_snapshot
@@ -64,11 +64,13 @@ def test_no_second_active_row_of_a_type_unless_forced(type_: ScheduleType) -> No
     (For milestone the later target is refused by the special case first: "not earlier".)"""
 
     async def action(ctx: Ctx) -> None:
-        await schedule_snapshot(ctx, 1, type_, W)
-        await schedule_snapshot(ctx, 1, type_, W + MINUTE_MS)
-        await schedule_snapshot(ctx, 1, type_, W + 2 * MINUTE_MS, force=True)
+        await schedule_snapshot(ctx, 1, type_, W, rule=ScheduleRule.DISPATCHER)
+        await schedule_snapshot(ctx, 1, type_, W + MINUTE_MS, rule=ScheduleRule.DISPATCHER)
+        await schedule_snapshot(
+            ctx, 1, type_, W + 2 * MINUTE_MS, force=True, rule=ScheduleRule.DISPATCHER
+        )
         other = ScheduleType.NEW if type_ is not ScheduleType.NEW else ScheduleType.NORMAL
-        await schedule_snapshot(ctx, 1, other, W)
+        await schedule_snapshot(ctx, 1, other, W, rule=ScheduleRule.DISPATCHER)
 
     run = run_at_now(action)
     created = run.events(ScheduleCreated)
@@ -91,8 +93,12 @@ def test_windows_hold_at_most_1000_levelled_rows() -> None:
 
     async def action(ctx: Ctx) -> None:
         await ctx.counter.incr(W, 999)
-        await schedule_snapshot(ctx, 1, ScheduleType.NORMAL, W + 10 * SECOND_MS)
-        await schedule_snapshot(ctx, 2, ScheduleType.ARCHIVE, W + 10 * SECOND_MS)
+        await schedule_snapshot(
+            ctx, 1, ScheduleType.NORMAL, W + 10 * SECOND_MS, rule=ScheduleRule.DISPATCHER
+        )
+        await schedule_snapshot(
+            ctx, 2, ScheduleType.ARCHIVE, W + 10 * SECOND_MS, rule=ScheduleRule.DISPATCHER
+        )
 
     run = run_at_now(action)
     j = jitter_offsets(2)
@@ -110,9 +116,13 @@ def test_new_and_milestone_rows_take_their_window_without_a_cap_check() -> None:
 
     async def action(ctx: Ctx) -> None:
         await ctx.counter.incr(W, 1_000)
-        await schedule_snapshot(ctx, 1, ScheduleType.NEW, W + 1_000)
-        await schedule_snapshot(ctx, 2, ScheduleType.MILESTONE, W + 2_000)
-        await schedule_snapshot(ctx, 3, ScheduleType.NORMAL, W + 3_000)
+        await schedule_snapshot(ctx, 1, ScheduleType.NEW, W + 1_000, rule=ScheduleRule.DISPATCHER)
+        await schedule_snapshot(
+            ctx, 2, ScheduleType.MILESTONE, W + 2_000, rule=ScheduleRule.DISPATCHER
+        )
+        await schedule_snapshot(
+            ctx, 3, ScheduleType.NORMAL, W + 3_000, rule=ScheduleRule.DISPATCHER
+        )
 
     run = run_at_now(action)
     w = W - T0
@@ -130,7 +140,9 @@ def test_a_levelled_time_is_never_before_now() -> None:
     reservation stays on the past window (reference §19.2)."""
 
     async def action(ctx: Ctx) -> None:
-        await schedule_snapshot(ctx, 1, ScheduleType.NORMAL, NOW - 30 * MINUTE_MS)
+        await schedule_snapshot(
+            ctx, 1, ScheduleType.NORMAL, NOW - 30 * MINUTE_MS, rule=ScheduleRule.DISPATCHER
+        )
 
     run = run_at_now(action)
     target = NOW - 30 * MINUTE_MS - T0
@@ -151,12 +163,18 @@ def test_forward_4032_windows_then_back_6_then_the_target() -> None:
     async def action(ctx: Ctx) -> None:
         for i in range(4031):
             await ctx.counter.incr(W + i * WINDOW_MS, 1)
-        await schedule_snapshot(ctx, 1, ScheduleType.NORMAL, W + 10_000)
+        await schedule_snapshot(
+            ctx, 1, ScheduleType.NORMAL, W + 10_000, rule=ScheduleRule.DISPATCHER
+        )
         for i in range(1, 5):
             await ctx.counter.incr(W - i * WINDOW_MS, 1)
-        await schedule_snapshot(ctx, 2, ScheduleType.NORMAL, W + 10_000)
+        await schedule_snapshot(
+            ctx, 2, ScheduleType.NORMAL, W + 10_000, rule=ScheduleRule.DISPATCHER
+        )
         before = await ctx.counter.get_all()
-        await schedule_snapshot(ctx, 3, ScheduleType.NORMAL, W + 10_000)
+        await schedule_snapshot(
+            ctx, 3, ScheduleType.NORMAL, W + 10_000, rule=ScheduleRule.DISPATCHER
+        )
         counts.extend([before, await ctx.counter.get_all()])
 
     run = run_at_now(action, {"window_cap": 1})
