@@ -18,9 +18,15 @@ from typing import Any
 
 import click
 
-from sim.cli.common import dask_errors, dask_option, load_or_exit
+from sim.cli.common import (
+    dask_errors,
+    dask_option,
+    load_or_exit,
+    scenario_options,
+    seeds_jobs_options,
+    seeds_option,
+)
 from sim.cli.exits import EXIT_INTERRUPTED, EXIT_THRESHOLD, EXIT_USAGE
-from sim.cli.sweep import seeds_option
 from sim.scenario.document import Scenario
 from sim.scenario.frontier import Find, FrontierSearch
 
@@ -43,9 +49,7 @@ def _percent(text: str) -> float:
 
 
 @click.command()
-@click.argument(
-    "scenario_path", metavar="SCENARIO", type=click.Path(path_type=Path, dir_okay=False)
-)
+@scenario_options
 @click.option(
     "--vary",
     "key",
@@ -53,8 +57,13 @@ def _percent(text: str) -> float:
     metavar="KEY.PATH",
     help="The numeric key to search, e.g. design.window_cap or catalog.non_songs.",
 )
-@click.option("--low", type=float, default=None, help="Lowest value to probe (probed first).")
-@click.option("--high", type=float, default=None, help="Highest value to probe.")
+@click.option(
+    "--low",
+    type=float,
+    default=None,
+    help="Low end of the search (with --high: a bracket, its ends probed only to confirm).",
+)
+@click.option("--high", type=float, default=None, help="High end of the search.")
 @click.option(
     "--find",
     type=click.Choice(["max", "min"]),
@@ -69,16 +78,6 @@ def _percent(text: str) -> float:
     help="Stop when the passing and failing values are this close (relative).",
 )
 @click.option(
-    "--seed", type=click.IntRange(min=0), default=None, help="Override the scenario's seed."
-)
-@click.option(
-    "--set",
-    "overrides",
-    multiple=True,
-    metavar="KEY.PATH=VALUE",
-    help="Override a field at every probe (repeatable).",
-)
-@click.option(
     "--out",
     "out_dir",
     type=click.Path(file_okay=False, path_type=Path),
@@ -87,20 +86,9 @@ def _percent(text: str) -> float:
 @click.option(
     "--no-plots", is_flag=True, help="Write each probe's CSV files but no PNG or HTML of its own."
 )
-@click.option(
-    "--seeds",
-    "seeds_text",
-    metavar="SEEDS",
-    default=None,
-    help="Run every probe under each of these seeds (1-5, or 1,2,5): a value holds only when "
-    "the gates hold under every seed.",
-)
-@click.option(
-    "--jobs",
-    "-j",
-    type=click.IntRange(min=1),
-    default=None,
-    help="With --seeds: runs at once, each in its own process [default: the number of cores].",
+@seeds_jobs_options(
+    "Run every probe under each of these seeds (1-5, or 1,2,5): a value holds only when "
+    "the gates hold under every seed."
 )
 @dask_option
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")

@@ -153,3 +153,33 @@ def dask_errors(address: str) -> Iterator[None]:
     except ValueError as exc:
         click.echo(f"error: --dask {address}: not a scheduler address ({exc})", err=True)
         sys.exit(EXIT_USAGE)
+
+
+def seeds_jobs_options(seeds_help: str) -> Callable[[F], F]:
+    """--seeds SEEDS (``seeds_help`` says what is run under each seed) and --jobs N."""
+
+    def add(fn: F) -> F:
+        fn = click.option(
+            "--jobs",
+            "-j",
+            type=click.IntRange(min=1),
+            default=None,
+            help="Runs at once, each in its own process [default: the number of cores].",
+        )(fn)
+        return click.option(
+            "--seeds", "seeds_text", metavar="SEEDS", default=None, help=seeds_help
+        )(fn)
+
+    return add
+
+
+def seeds_option(text: str | None) -> list[int] | None:
+    """``--seeds`` as a list, or a usage error naming the flag."""
+    from sim.scenario.grid import parse_seeds
+
+    if text is None:
+        return None
+    try:
+        return parse_seeds(text)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="'--seeds'") from None

@@ -16,10 +16,12 @@ from sim.cli.common import (
     dask_option,
     load_or_exit,
     scenario_options,
+    seeds_jobs_options,
+    seeds_option,
 )
 from sim.cli.exits import EXIT_INTERRUPTED
 from sim.cli.progress import Progress
-from sim.cli.sweep import run_sweep, seeds_option
+from sim.cli.sweep import run_sweep
 from sim.metrics.findings.verdicts import findings_in
 from sim.report.findings_term import print_findings
 from sim.report.findings_view import verdict_line
@@ -58,21 +60,10 @@ from sim.scenario.expect import evaluate
     is_flag=True,
     help="Print the manifest, metrics, [expect] verdicts and report files as JSON.",
 )
-@click.option(
-    "--seeds",
-    "seeds_text",
-    metavar="SEEDS",
-    default=None,
-    help="Run the scenario under each of these seeds (1-20, or 1,2,5), in parallel processes, "
-    "and report each metric's median and 5-95 %% band and each finding's severities across "
-    "seeds (each run's report in OUT/runs/seed-N/).",
-)
-@click.option(
-    "--jobs",
-    "-j",
-    type=click.IntRange(min=1),
-    default=None,
-    help="With --seeds: runs at once, each in its own process [default: the number of cores].",
+@seeds_jobs_options(
+    "Run the scenario under each of these seeds (1-20, or 1,2,5), in parallel processes, "
+    "and report each metric's median and 5-95 % band and each finding's severities across "
+    "seeds (each run's report in OUT/runs/seed-N/)."
 )
 @dask_option
 @click.option("-q", "--quiet", is_flag=True, help="No progress display.")

@@ -21,25 +21,19 @@ from typing import TYPE_CHECKING
 
 import click
 
-from sim.cli.common import dask_errors, dask_option, load_or_exit
+from sim.cli.common import (
+    dask_errors,
+    dask_option,
+    load_or_exit,
+    seeds_jobs_options,
+    seeds_option,
+)
 from sim.cli.exits import EXIT_INTERRUPTED
 
 if TYPE_CHECKING:
     from rich.table import Table
 
     from sim.report.sweep import SweepResult
-
-
-def seeds_option(text: str | None) -> list[int] | None:
-    """``--seeds`` as a list, or a usage error naming the flag."""
-    from sim.scenario.grid import parse_seeds
-
-    if text is None:
-        return None
-    try:
-        return parse_seeds(text)
-    except ValueError as exc:
-        raise click.BadParameter(str(exc), param_hint="'--seeds'") from None
 
 
 @click.command()
@@ -57,13 +51,9 @@ def seeds_option(text: str | None) -> list[int] | None:
 @click.option(
     "--seed", type=click.IntRange(min=0), default=None, help="Override the scenario's seed."
 )
-@click.option(
-    "--seeds",
-    "seeds_text",
-    metavar="SEEDS",
-    default=None,
-    help="Run every point under each of these seeds (1-20, or 1,2,5) and tabulate the median "
-    "and the 5-95 %% band of each metric, and each finding's severities across seeds.",
+@seeds_jobs_options(
+    "Run every point under each of these seeds (1-20, or 1,2,5) and tabulate the median "
+    "and the 5-95 % band of each metric, and each finding's severities across seeds."
 )
 @click.option(
     "--metric",
@@ -72,13 +62,6 @@ def seeds_option(text: str | None) -> list[int] | None:
     metavar="NAME",
     help="A metric (or pattern, e.g. 'lateness.*.p99_s') for the table and plots (repeatable) "
     "[default: snapshots, window peaks and placements, p99 lateness, cleanup, capture latency].",
-)
-@click.option(
-    "--jobs",
-    "-j",
-    type=click.IntRange(min=1),
-    default=None,
-    help="Runs at once, each in its own process [default: the number of cores].",
 )
 @click.option(
     "--out",
