@@ -4,7 +4,6 @@ that fails), drawn from ``capacity.json`` (``sim capacity``)."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -29,56 +28,93 @@ def _y(value: Any) -> float | None:
     return float(value)
 
 
+def _near(xs: list[float], holds: float | None, fails: float | None) -> tuple[float, float] | None:
+    """An x range around the frontier when the probes far from it would squash it (the band is
+    under 5 % of the whole range): the probes within a factor 1.3 of the frontier, padded."""
+    if holds is None or fails is None or len(xs) < 3:
+        return None
+    lo, hi = min(holds, fails), max(holds, fails)
+    span = max(xs) - min(xs)
+    if span <= 0 or (hi - lo) / span >= 0.05:
+        return None
+    near = [x for x in xs if lo / 1.3 <= x <= hi * 1.3] or [lo, hi]
+    a, b = min([*near, lo]), max([*near, hi])
+    pad = max((b - a) * 0.08, (hi - lo) * 0.5, 1e-9)
+    return (a - pad, b + pad)
+
+
+def _gate_panel(
+    ax: Any,
+    metric: str,
+    cond: Condition | None,
+    probes: list[dict[str, Any]],
+    result: Mapping[str, Any],
+    xlim: tuple[float, float] | None,
+) -> None:
+    """One gate's value at each probe (green held, red failed), its threshold and the frontier."""
+    key, holds, fails = result["key"], result["holds"], result["fails"]
+    ax.set_title(metric + (" (near the frontier)" if xlim else ""), fontsize=9)
+    points = [
+        (p["value"], _y(g["value"]), g["passed"])
+        for p in probes
+        for g in p["gates"]
+        if g["metric"] == metric
+    ]
+    drawn = [(x, y, ok) for x, y, ok in points if y is not None]
+    if xlim is not None:
+        drawn = [d for d in drawn if xlim[0] <= d[0] <= xlim[1]]
+    if drawn:
+        ax.plot([x for x, _, _ in drawn], [y for _, y, _ in drawn], color="#607d8b", lw=1)
+        for ok, colour, label in ((True, PASS, "gate holds"), (False, FAIL, "gate fails")):
+            sel = [(x, y) for x, y, o in drawn if o is ok]
+            if sel:
+                ax.scatter(*zip(*sel, strict=True), color=colour, s=28, zorder=3, label=label)
+    if cond is not None:
+        bounds = [cond.bound] + ([cond.upper] if cond.upper is not None else [])
+        for b in bounds:
+            ax.axhline(b, color="#424242", ls="--", lw=1, label=f"threshold {cond.text}")
+        if cond.severity:
+            ax.set_yticks(range(len(_WORDS)), _WORDS)
+    if holds is not None and fails is not None:
+        ax.axvspan(min(holds, fails), max(holds, fails), color=BAND, zorder=0, label="frontier")
+    ax.set_xlabel(key)
+    xs = [p["value"] for p in probes]
+    if xlim is not None:
+        ax.set_xlim(*xlim)
+    elif len(xs) > 1 and max(xs) / max(min(xs), 1e-12) > 8:
+        from matplotlib.ticker import NullFormatter
+
+        ax.set_xscale("log")
+        ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.xaxis.set_major_formatter(lambda v, _pos: f"{v:,.6g}")
+    if not (cond is not None and cond.severity):
+        ax.yaxis.set_major_formatter(lambda v, _pos: f"{v:,.6g}")
+    legend(ax, fontsize=7)
+
+
 def frontier_figure(result: Mapping[str, Any], conditions: Mapping[str, Condition]) -> Figure:
+    import textwrap
+
     import matplotlib.pyplot as plt
 
     metrics = list(conditions) or ["(no gate)"]
-    cols = min(len(metrics), 3)
-    rows = math.ceil(len(metrics) / cols)
-    fig, axes = plt.subplots(
-        rows, cols, figsize=(4.4 * cols + 1, 3.3 * rows + 0.9), squeeze=False, layout="constrained"
-    )
-    key, holds, fails = result["key"], result["holds"], result["fails"]
-    fig.suptitle(
-        f"capacity of {result['scenario']}: {key} "
-        f"({'largest' if result['find'] == 'max' else 'smallest'} value that holds)",
-        fontweight="bold",
-    )
     probes = sorted(result["probes"], key=lambda p: p["value"])
-    xs = [p["value"] for p in probes]
-    for ax, metric in zip(axes.flat, metrics, strict=False):
-        ax.set_title(metric, fontsize=9)
-        cond = conditions.get(metric)
-        points = [
-            (p["value"], _y(g["value"]), g["passed"])
-            for p in probes
-            for g in p["gates"]
-            if g["metric"] == metric
-        ]
-        drawn = [(x, y, ok) for x, y, ok in points if y is not None]
-        if drawn:
-            ax.plot([x for x, _, _ in drawn], [y for _, y, _ in drawn], color="#607d8b", lw=1)
-            for ok, colour, label in ((True, PASS, "gate holds"), (False, FAIL, "gate fails")):
-                sel = [(x, y) for x, y, o in drawn if o is ok]
-                if sel:
-                    ax.scatter(*zip(*sel, strict=True), color=colour, s=28, zorder=3, label=label)
-        if cond is not None:
-            bounds = [cond.bound] + ([cond.upper] if cond.upper is not None else [])
-            for b in bounds:
-                ax.axhline(b, color="#424242", ls="--", lw=1, label=f"threshold {cond.text}")
-            if cond.severity:
-                ax.set_yticks(range(len(_WORDS)), _WORDS)
-        if holds is not None and fails is not None:
-            ax.axvspan(min(holds, fails), max(holds, fails), color=BAND, zorder=0, label="frontier")
-        ax.set_xlabel(key)
-        if len(xs) > 1 and max(xs) / max(min(xs), 1e-12) > 20:
-            ax.set_xscale("log")
-        ax.xaxis.set_major_formatter(lambda v, _pos: f"{v:,.6g}")
-        if not (cond is not None and cond.severity):
-            ax.yaxis.set_major_formatter(lambda v, _pos: f"{v:,.6g}")
-        legend(ax, fontsize=7)
-    for ax in axes.flat[len(metrics) :]:
-        ax.set_axis_off()
+    zoom = _near([p["value"] for p in probes], result["holds"], result["fails"])
+    cols = 2 if zoom else 1
+    fig, axes = plt.subplots(
+        len(metrics),
+        cols,
+        figsize=(5.6 * cols + 0.6, 3.3 * len(metrics) + 1.0),
+        squeeze=False,
+        layout="constrained",
+    )
+    best = "largest" if result["find"] == "max" else "smallest"
+    title = f"capacity of {result['scenario']}: the {best} {result['key']} that holds"
+    fig.suptitle(textwrap.fill(title, 48 * cols), fontweight="bold")
+    for row, metric in enumerate(metrics):
+        _gate_panel(axes[row][0], metric, conditions.get(metric), probes, result, None)
+        if zoom:
+            _gate_panel(axes[row][1], metric, conditions.get(metric), probes, result, zoom)
     return fig
 
 
