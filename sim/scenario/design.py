@@ -2,13 +2,15 @@
 
 The keys are the fields of :class:`sim.cvsa.params.Params` (the six periods, the look-aheads and
 look-backs, the LIMITs, the window length and cap, the search windows, the priorities, the
-milestone clamps, thresholds and factor, the interval tables, the new-song offsets and stop rule,
-the archive calendar, the retry delays), so the table is built from that class: a field added to
-the rule book is a key here, with its meaning, at once. Unset keys keep the profile's value
+milestone ladder, clamps, thresholds and factor, the interval tables, the new-song offsets and
+stop rule, the archive calendar, the retry delays), so the table is built from that class: a
+field added to the rule book is a key here, with its meaning, at once. Unset keys keep the profile's value
 (``docs/profiles.md`` lists both profiles'); a scenario that sets none runs as before, byte for
 byte. Types are checked here; the ranges and cross-field rules (a window length divides a day, a
 clamp's min is below its max, interval thresholds ascend) are the rule book's
-(:func:`sim.cvsa.params.check_params`), checked against the profile's values by the scenario.
+(:func:`sim.cvsa.param_rules.check_params`), checked against the profile's values by the
+scenario. A group of numbers (``milestone_factor``, ``milestone_ladder``) is a sub-table whose
+keys each keep the profile's value when unset.
 
 Keys ending in ``_ms`` take a duration (``"90s"``, ``"2h"``) or an integer number of
 **milliseconds**, as in ``[switches]``; the look-backs take ``"unbounded"`` and the window
