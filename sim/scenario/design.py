@@ -6,9 +6,9 @@ milestone ladder, clamps, thresholds and factor, the interval tables, the new-so
 stop rule, the archive calendar, the retry delays), so the table is built from that class: a
 field added to the rule book is a key here, with its meaning, at once. Unset keys keep the
 profile's value (``docs/profiles.md`` lists both profiles'); a scenario that sets none runs as
-before, byte for byte. Types are checked here; the ranges and cross-field rules (a window length divides a day, a
-clamp's min is below its max, interval thresholds ascend) are the rule book's
-(:func:`sim.cvsa.param_rules.check_params`), checked against the profile's values by the
+before, byte for byte. Types are checked here; the ranges and cross-field rules (a window
+length divides a day, a clamp's min is below its max, interval thresholds ascend) are the rule
+book's (:func:`sim.cvsa.param_rules.check_params`), checked against the profile's values by the
 scenario. A group of numbers (``milestone_factor``, ``milestone_ladder``) is a sub-table whose
 keys each keep the profile's value when unset.
 
