@@ -13,7 +13,8 @@ scenario. A group of numbers (``milestone_factor``, ``milestone_ladder``) is a s
 keys each keep the profile's value when unset.
 
 Keys ending in ``_ms`` take a duration (``"90s"``, ``"2h"``) or an integer number of
-**milliseconds**, as in ``[switches]``; the look-backs take ``"unbounded"`` and the window
+**milliseconds** (the unit is in the name; unlike other scenario durations a bare number is not
+seconds); the look-backs take ``"unbounded"`` and the window
 refresh ``"never"`` for "no value". The worker concurrency is ``scheduler.snapshot_concurrency``
 (a deployment's number, not the rule book's).
 """
@@ -21,15 +22,51 @@ refresh ``"never"`` for "no value". The worker concurrency is ``scheduler.snapsh
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import Field, StrictInt, create_model
+from pydantic import Field, PlainValidator, StrictInt, create_model
 
 from sim.cvsa.params import DESIGN_PARAMS, Params
 from sim.cvsa.profile import params_of
-from sim.scenario.switches import NONE_WORDS, DelayMs, LookbackMs, RefreshMs
 from sim.scenario.types import Section
-from sim.units import format_duration_ms
+from sim.units import DurationError, format_duration_ms, parse_duration_ms
+
+NONE_WORDS: dict[str, str] = {
+    "single_tick_lookback_ms": "unbounded",
+    "bulk_tick_lookback_ms": "unbounded",
+    "window_refresh_every_ms": "never",
+}
+"""The word a scenario writes for a number whose value is None (TOML has no null)."""
+
+
+def _ms(word: str | None, minimum: int) -> PlainValidator:
+    """A validator for a millisecond key: a duration string, an int of ms, or ``word``."""
+    accepted = "a duration such as '90s' or '2h', or an integer number of milliseconds"
+    if word is not None:
+        accepted += f", or '{word}'"
+
+    def check(value: Any) -> int | str:
+        if isinstance(value, str):
+            if word is not None and value.strip() == word:
+                return word
+            try:
+                value = parse_duration_ms(value)
+            except DurationError:
+                raise ValueError(f"must be {accepted}") from None
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise ValueError(f"must be {accepted}")
+        if value < minimum:
+            raise ValueError(f"must be >= {minimum} ms")
+        return value
+
+    return PlainValidator(check, json_schema_input_type=int | str)
+
+
+# PlainValidator (not a union) keeps error locations to the bare key: "design.x must be ...".
+LookbackMs = Annotated[int | Literal["unbounded"], _ms("unbounded", 1)]
+RefreshMs = Annotated[int | Literal["never"], _ms("never", 1)]
+DelayMs = Annotated[int, _ms(None, 0)]
+
 
 Number = Annotated[float, Field(allow_inf_nan=False)]
 

@@ -7,58 +7,15 @@ the scenario layer does not import the model layer. A test pins the two field li
 
 The design's numbers (the cap, the look-backs, the batch size, ...) are ``[design]`` keys
 (:mod:`sim.scenario.design`); a scenario that writes one here is told where it moved.
-
-Keys ending in ``_ms`` take a duration string (``"90s"``, ``"2h"``) or an integer number of
-**milliseconds** (the unit in the name; unlike other scenario durations a bare number is not
-seconds). Switches whose profile value can be "no bound" take a word for it: ``"unbounded"`` for
-the tick look-backs and ``"never"`` for the periodic window refresh.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
-from pydantic import PlainValidator, StrictBool, model_validator
+from pydantic import StrictBool, model_validator
 
 from sim.scenario.types import Section
-from sim.units import DurationError, parse_duration_ms
-
-NONE_WORDS: dict[str, str] = {
-    "single_tick_lookback_ms": "unbounded",
-    "bulk_tick_lookback_ms": "unbounded",
-    "window_refresh_every_ms": "never",
-}
-"""The word a scenario writes for a switch whose value is None (TOML has no null)."""
-
-
-def _ms(word: str | None, minimum: int) -> PlainValidator:
-    """A validator for a millisecond switch: a duration string, an int of ms, or ``word``."""
-    accepted = "a duration such as '90s' or '2h', or an integer number of milliseconds"
-    if word is not None:
-        accepted += f", or '{word}'"
-
-    def check(value: Any) -> int | str:
-        if isinstance(value, str):
-            if word is not None and value.strip() == word:
-                return word
-            try:
-                value = parse_duration_ms(value)
-            except DurationError:
-                raise ValueError(f"must be {accepted}") from None
-        if not isinstance(value, int) or isinstance(value, bool):
-            raise ValueError(f"must be {accepted}")
-        if value < minimum:
-            raise ValueError(f"must be >= {minimum} ms")
-        return value
-
-    return PlainValidator(check, json_schema_input_type=int | str)
-
-
-# PlainValidator (not a union) keeps error locations to the bare key: "switches.x must be ...".
-LookbackMs = Annotated[int | Literal["unbounded"], _ms("unbounded", 1)]
-RefreshMs = Annotated[int | Literal["never"], _ms("never", 1)]
-DelayMs = Annotated[int, _ms(None, 0)]
-
 
 MOVED_TO_DESIGN = (
     "window_cap",
@@ -115,6 +72,5 @@ class SwitchOverrides(Section):
         return {k: v for k, v in self.model_dump().items() if v is not None}
 
     def values(self) -> dict[str, object]:
-        """The switches this table sets, as :func:`sim.cvsa.profile.resolve` takes them: a
-        none-word is None (durations are already milliseconds)."""
-        return {k: None if NONE_WORDS.get(k) == v else v for k, v in self.as_overrides().items()}
+        """The switches this table sets, as :func:`sim.cvsa.profile.resolve` takes them."""
+        return self.as_overrides()

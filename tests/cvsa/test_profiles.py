@@ -21,9 +21,10 @@ from sim.cvsa.profile import (
     resolve,
 )
 from sim.scenario import ScenarioError, parse_scenario
+from sim.scenario.design import NONE_WORDS
 from sim.scenario.document import Scenario
 from sim.scenario.profile_doc import render_markdown
-from sim.scenario.switches import NONE_WORDS, SwitchOverrides
+from sim.scenario.switches import SwitchOverrides
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "profiles.md"
 
