@@ -41,8 +41,17 @@ def sweep(out: Path, points: int, extra: list[str]) -> tuple[float, list[str]]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--points", type=int, default=16, help="grid points (4, 8, 12 or 16)")
+    parser.add_argument(
+        "--profile", action="store_true", help="keep the workers' stack profiler on (default off)"
+    )
     args = parser.parse_args()
+    import dask
     from distributed import LocalCluster
+
+    # A Dask worker samples its task thread's stack every 10 ms by default (the dashboard's
+    # profile); on a long CPU-bound run that costs a fifth of the run. Workers for sim runs
+    # start with it off (README: DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED=False).
+    dask.config.set({"distributed.worker.profile.enabled": args.profile})
 
     with tempfile.TemporaryDirectory() as tmp:
         local_s, local_fp = sweep(Path(tmp) / "local", args.points, ["--jobs", "2"])
