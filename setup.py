@@ -69,6 +69,9 @@ def _extensions() -> list[object]:
     # mypy run (`mypy`, CI) is the type check, so this one uses no config file and lets
     # whatever else the modules import be Any.
     flags = ["--config-file=", "--ignore-missing-imports", "--follow-imports=silent"]
+    # The sources are hashed before mypyc reads them: a file edited while it compiles then
+    # differs from the record and runs as Python (hashed after, the edit would pass as built).
+    record = native.build_record(native.COMPILED_MODULES, ROOT / "sim")
     try:
         from mypyc.build import mypycify
 
@@ -76,7 +79,7 @@ def _extensions() -> list[object]:
     except (Exception, SystemExit) as exc:  # mypy exits on errors: fall back, keep installing
         _warn(f"mypyc could not compile the modules ({type(exc).__name__}: {exc})")
         return []
-    _RECORD.update(native.build_record(native.COMPILED_MODULES, ROOT / "sim"))
+    _RECORD.update(record)
     return list(exts)
 
 
