@@ -22,9 +22,11 @@ from sim.cli.common import (
     dask_errors,
     dask_option,
     load_or_exit,
+    out_dir_option,
     scenario_options,
     seeds_jobs_options,
     seeds_option,
+    show_number,
 )
 from sim.cli.exits import EXIT_INTERRUPTED, EXIT_THRESHOLD, EXIT_USAGE
 from sim.scenario.document import Scenario
@@ -77,12 +79,7 @@ def _percent(text: str) -> float:
     show_default=True,
     help="Stop when the passing and failing values are this close (relative).",
 )
-@click.option(
-    "--out",
-    "out_dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    help="Output directory [default: reports/capacity-<scenario name>/].",
-)
+@out_dir_option("Output directory [default: reports/capacity-<scenario name>/].")
 @click.option(
     "--no-plots", is_flag=True, help="Write each probe's CSV files but no PNG or HTML of its own."
 )
@@ -202,7 +199,9 @@ def capacity(
             "holds"
             if holds
             else "fails: "
-            + "; ".join(f"{v.metric} = {_show(v.value)} (needs {v.condition})" for v in failed[:2])
+            + "; ".join(
+                f"{v.metric} = {show_number(v.value, 4)} (needs {v.condition})" for v in failed[:2]
+            )
         )
         if seeds is not None:
             why += f" (held under {sum(held)} of {len(held)} seeds)"
@@ -303,12 +302,6 @@ def _spell(value: float, integer: bool, people: bool = False) -> str:
     return f"{value:,.6g}" if people else repr(value)
 
 
-def _show(value: object) -> str:
-    if isinstance(value, float):
-        return f"{value:,.4g}"
-    return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else str(value)
-
-
 def _sentence(result: dict[str, Any], integer: bool) -> str:
     """The frontier in words, with the evidence run and the gate that failed beyond it."""
     key, n = result["key"], len(result["probes"])
@@ -334,7 +327,7 @@ def _sentence(result: dict[str, Any], integer: bool) -> str:
     gate = failed[0] if failed else None
     why = (
         f"; at {_spell(result['fails'], integer, True)} {gate['metric']} was "
-        f"{_show(gate['value'])} (needs {gate['condition']})"
+        f"{show_number(gate['value'], 4)} (needs {gate['condition']})"
         if gate
         else f"; {_spell(result['fails'], integer, True)} fails"
     )

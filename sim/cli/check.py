@@ -5,25 +5,16 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any
 
 import click
 from rich.console import Console
 from rich.table import Table
 
-from sim.cli.common import load_or_exit
+from sim.cli.common import load_or_exit, show_number
 from sim.cli.exits import EXIT_INTERRUPTED, EXIT_THRESHOLD
 from sim.cli.progress import Progress
 from sim.runner import RunOptions, run_scenario
 from sim.scenario.expect import Verdict, evaluate
-
-
-def _show(value: Any) -> str:
-    if value is None:
-        return "missing"
-    if isinstance(value, float):
-        return f"{value:,.6g}"
-    return f"{value:,}" if isinstance(value, int) else str(value)
 
 
 @click.command()
@@ -120,7 +111,7 @@ def _print_table(results: dict[str, list[Verdict]]) -> None:
     for name, verdicts in results.items():
         for v in verdicts:
             mark = "[green]pass[/]" if v.passed else "[bold red]FAIL[/]"
-            table.add_row(name, v.metric, v.condition, _show(v.value), mark)
+            table.add_row(name, v.metric, v.condition, show_number(v.value), mark)
     Console().print(table)
     n = sum(len(v) for v in results.values())
     bad = sum(not x.passed for v in results.values() for x in v)

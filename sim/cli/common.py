@@ -183,3 +183,22 @@ def seeds_option(text: str | None) -> list[int] | None:
         return parse_seeds(text)
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="'--seeds'") from None
+
+
+def out_dir_option(help_text: str) -> Callable[[F], F]:
+    """--out DIRECTORY (``out_dir``): where a command writes its report."""
+    return click.option(
+        "--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), help=help_text
+    )
+
+
+def show_number(value: object, digits: int = 6) -> str:
+    """A metric's value for a terminal table: thousands separated, ``digits`` significant digits
+    for a fraction, "missing" for None; anything else as text."""
+    if value is None:
+        return "missing"
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return str(value)
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
+        return f"{int(value):,}"
+    return f"{value:,.{digits}g}" if isinstance(value, float) else f"{value:,}"

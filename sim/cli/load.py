@@ -18,6 +18,7 @@ from sim.cli.common import (
     backend_options,
     backend_spec,
     load_or_exit,
+    out_dir_option,
     scenario_options,
 )
 from sim.cli.exits import EXIT_INTERRUPTED
@@ -79,12 +80,7 @@ def _sustained(metrics: dict[str, Any]) -> bool:
     help="Dispatch every video once during set-up (untimed), so each step measures the steady "
     "state rather than the first dispatch of a cold catalogue (slow to set up on a big one).",
 )
-@click.option(
-    "--out",
-    "out_dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    help="Report directory [default: reports/<scenario name>-load/].",
-)
+@out_dir_option("Report directory [default: reports/<scenario name>-load/].")
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress display.")
 def load(

@@ -15,6 +15,7 @@ from sim.cli.common import (
     backend_spec,
     dask_option,
     load_or_exit,
+    out_dir_option,
     scenario_options,
     seeds_jobs_options,
     seeds_option,
@@ -31,12 +32,7 @@ from sim.scenario.expect import evaluate
 
 @click.command()
 @scenario_options
-@click.option(
-    "--out",
-    "out_dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    help="Report directory [default: reports/<scenario name>/].",
-)
+@out_dir_option("Report directory [default: reports/<scenario name>/].")
 @click.option(
     "--save-events",
     is_flag=True,

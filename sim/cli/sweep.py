@@ -25,8 +25,10 @@ from sim.cli.common import (
     dask_errors,
     dask_option,
     load_or_exit,
+    out_dir_option,
     seeds_jobs_options,
     seeds_option,
+    show_number,
 )
 from sim.cli.exits import EXIT_INTERRUPTED
 
@@ -63,12 +65,7 @@ if TYPE_CHECKING:
     help="A metric (or pattern, e.g. 'lateness.*.p99_s') for the table and plots (repeatable) "
     "[default: snapshots, window peaks and placements, p99 lateness, cleanup, capture latency].",
 )
-@click.option(
-    "--out",
-    "out_dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    help="Output directory [default: reports/sweep-<scenario name>/].",
-)
+@out_dir_option("Output directory [default: reports/sweep-<scenario name>/].")
 @click.option("--no-plots", is_flag=True, help="Write each point's CSV files but no PNG or HTML.")
 @dask_option
 @click.option("--json", "as_json", is_flag=True, help="Print the sweep table as JSON.")
@@ -227,13 +224,13 @@ def _metric_table(result: SweepResult, scenario_path: Path, what: str) -> Table:
 
     def cell(i: int, m: str) -> str:
         if not swarm:
-            return _show(result.results[i][0]["metrics"].get(m))
+            return show_number(result.results[i][0]["metrics"].get(m))
         lo, mid, hi = result.band(i, m)
         if math.isnan(mid):
             return "missing"
         if lo == hi:
-            return _show(mid, 4)
-        return f"{_show(mid, 4)} [{_show(lo, 4)} - {_show(hi, 4)}]"
+            return show_number(mid, 4)
+        return f"{show_number(mid, 4)} [{show_number(lo, 4)} - {show_number(hi, 4)}]"
 
     if len(result.points) <= 6:  # one column per point, one row per metric: names stay whole
         table.add_column("metric", overflow="fold")
@@ -273,13 +270,3 @@ def _severity_table(result: SweepResult) -> Table:
             cells.append(f"{', '.join(parts)} of {n}" if parts else "missing")
         table.add_row(finding, *cells)
     return table
-
-
-def _show(value: object, digits: int = 6) -> str:
-    if value is None:
-        return "missing"
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return str(value)
-    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
-        return f"{int(value):,}"
-    return f"{value:,.{digits}g}" if isinstance(value, float) else f"{value:,}"
