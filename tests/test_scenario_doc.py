@@ -28,15 +28,24 @@ def test_defaults_are_written_as_a_scenario_writes_them() -> None:
     assert "| `name` | string (matches `^[A-Za-z0-9_.-]+$`) | required |" in text
 
 
+PINNED_TITLES = {
+    "[[world.videos]]": "A pinned video",
+    "[[world.videos]].recounts": "`recounts = [...]`",
+}
+
+
 def _keys(table: dict[str, Any], prefix: str) -> set[tuple[str, str]]:
     """(table path, key) of every scalar key; nested tables recurse."""
     out = set()
     for key, value in table.items():
         if isinstance(value, dict) and prefix not in ("switches", "expect"):
             out |= _keys(value, f"{prefix}.{key}" if prefix else key)
-        elif isinstance(value, list) and value and isinstance(value[0], dict):
+        elif isinstance(value, list) and value and isinstance(value[0], dict) and key == "faults":
             for item in value:
                 out |= {(f"[[{key}]] {item['kind']}", k) for k in item if k != "kind"}
+        elif isinstance(value, list) and value and isinstance(value[0], dict):
+            for item in value:
+                out |= _keys(item, f"[[{prefix}.{key}]]" if prefix else f"[[{key}]]")
         else:
             out.add((prefix, key))
     return out
@@ -54,6 +63,8 @@ def test_every_key_of_the_scenario_library_is_documented() -> None:
                 continue
             if table.startswith("[[faults]]"):
                 title = f'`kind = "{table.split()[-1]}"`'
+            elif table in PINNED_TITLES:
+                title = PINNED_TITLES[table]
             else:
                 title = f"`[{table}]`" if table else "Top level"
             assert title in sections, f"{path.name}: no section {title}"

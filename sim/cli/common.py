@@ -38,12 +38,18 @@ def scenario_options(fn: F) -> F:
 
 def load_or_exit(path: Path, overrides: Sequence[str], seed: int | None) -> Scenario:
     """Load and validate, or print every problem and exit with status 2."""
+    from sim.world.pinned import pin_problems
+
     try:
-        return load_scenario(path, overrides=overrides, seed=seed)
+        scenario = load_scenario(path, overrides=overrides, seed=seed)
+        problems = pin_problems(scenario)  # needs the traffic clock, so not a model rule
+        if problems:
+            raise ScenarioError([f"{path}: {p}" for p in problems])
     except ScenarioError as exc:
         for problem in exc.problems:
             click.echo(f"error: {problem}", err=True)
         sys.exit(EXIT_USAGE)
+    return scenario
 
 
 def backend_options(fn: F) -> F:

@@ -88,6 +88,7 @@ def _suggest(run_dir: Path, sample: Any) -> list[int]:
 def _table(story: Any, tz_label: str, tz_ms: Ms, lo: Ms, hi: Ms) -> Any:
     from rich import box
     from rich.table import Table
+    from rich.text import Text
 
     from sim.report.video_story import local_second
     from sim.report.video_story_lines import timeline
@@ -119,7 +120,7 @@ def _table(story: Any, tz_label: str, tz_ms: Ms, lo: Ms, hi: Ms) -> Any:
             line.type,
             local_second(line.due_ms, tz_ms) if line.due_ms >= 0 else "",
             f"{line.views:,}" if line.views >= 0 else "",
-            detail,
+            Text(detail),  # plain text: a detail may cite "[scheduler] history"
         )
     return table
 

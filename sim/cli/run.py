@@ -20,13 +20,14 @@ from sim.cli.common import (
     seeds_jobs_options,
     seeds_option,
 )
-from sim.cli.exits import EXIT_INTERRUPTED
+from sim.cli.exits import EXIT_INTERRUPTED, EXIT_USAGE
 from sim.cli.progress import Progress
 from sim.cli.sweep import run_sweep
 from sim.metrics.findings.verdicts import findings_in
 from sim.report.findings_term import print_findings
 from sim.report.findings_view import verdict_line
 from sim.runner import RunOptions, run_scenario
+from sim.scenario import ScenarioError
 from sim.scenario.expect import evaluate
 
 
@@ -147,6 +148,12 @@ def run(
                 handle_sigint=True,
             )
             result = run_scenario(scenario, build_cvsa_model, options)
+    except (
+        ScenarioError
+    ) as exc:  # found only once the world is drawn (a pinned aid, sim.world.pinned)
+        for problem in exc.problems:
+            click.echo(f"error: {scenario_path}: {problem}", err=True)
+        sys.exit(EXIT_USAGE)
     except KeyboardInterrupt:  # Ctrl-C after the run, while the report was being written
         click.echo(
             f"interrupted while writing the report; `sim plot {out}` draws it again", err=True

@@ -22,6 +22,7 @@ from sim.scenario.thresholds import FindingsSection
 from sim.scenario.types import DurationMs, InstantMs, Section, UtcOffsetMs
 from sim.scenario.upstream import UpstreamSection
 from sim.scenario.world import ArrivalsSection, CatalogSection, CurvesSection
+from sim.scenario.world_videos import WorldSection
 from sim.units import DEFAULT_EPOCH_MS, HOUR_MS
 
 
@@ -73,11 +74,36 @@ class Scenario(Section):
     catalog: CatalogSection = CatalogSection()
     curves: CurvesSection = CurvesSection()
     arrivals: ArrivalsSection = ArrivalsSection()
+    world: WorldSection = WorldSection()
+    """Videos pinned to chosen curves (``[[world.videos]]``, sim.scenario.world_videos)."""
 
     @model_validator(mode="after")
     def _end_fits(self) -> Scenario:
         if self.start + self.duration >= 2**62:
             raise ValueError("start + duration is too far in the future")
+        return self
+
+    @model_validator(mode="after")
+    def _pins_fit(self) -> Scenario:
+        """Each pinned video replaces a drawn one of its kind, so the catalogue must have one."""
+        pinned = self.world.videos
+        for song, have, key in (
+            (True, self.catalog.songs, "songs"),
+            (False, self.catalog.non_songs, "non_songs"),
+        ):
+            need = sum(v.song == song for v in pinned)
+            if need > have:
+                raise ValueError(
+                    f"world.videos pins {need} {'songs' if song else 'non-songs'} but "
+                    f"catalog.{key} = {have}: each pinned video replaces a drawn one"
+                )
+        for i, video in enumerate(pinned):
+            late = [r.after for r in video.recounts if r.after >= self.duration]
+            if late:
+                raise ValueError(
+                    f"world.videos[{i}].recounts: a correction {late[0]} ms after the start "
+                    f"falls after the run's end (duration {self.duration} ms)"
+                )
         return self
 
     @model_validator(mode="after")

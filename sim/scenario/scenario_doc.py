@@ -25,6 +25,7 @@ from sim.scenario.document import Scenario
 from sim.scenario.faults import Fault, _signed
 from sim.scenario.switches import SwitchOverrides
 from sim.scenario.types import Section
+from sim.scenario.world_videos import FAMILY_TERMS, PinnedVideo, Recount
 from sim.units import format_duration_ms, format_instant_ms
 
 _PARSED = {
@@ -65,6 +66,7 @@ def render_markdown() -> str:
     for path, model, default in _sections("", Scenario, None):
         lines += _table(f"`[{path}]`", model, default)
     lines += _faults()
+    lines += _pinned()
     lines += _special()
     return "\n".join(lines).rstrip("\n") + "\n"
 
@@ -88,12 +90,17 @@ def _section_type(ann: Any) -> type[BaseModel] | None:
     return ann if isinstance(ann, type) and issubclass(ann, Section) else None
 
 
+_ELSEWHERE = ("switches", "design", "expect", "kind", "faults", "videos")
+"""Keys with a section of their own below (``_special``, ``_faults``, ``_pinned``)."""
+
+
 def _table(title: str, model: type[BaseModel], instance: BaseModel | None = None) -> list[str]:
     rows = [
         (name, field)
         for name, field in model.model_fields.items()
         if _section_type(field.annotation) is None
-        and (field.alias or name) not in ("switches", "design", "expect", "kind", "faults")
+        and (field.alias or name)
+        not in ("switches", "design", "expect", "kind", "faults", "videos")
     ]
     if not rows:
         return []
@@ -132,7 +139,7 @@ def _kind(field: FieldInfo | Any) -> str | None:
 
 
 def _type(field: FieldInfo) -> str:
-    kind = _kind(field)
+    kind = _kind(field) or _optional_kind(field.annotation)
     base = kind or _annotation(field.annotation)
     bounds = [
         f"{sym} {_show_bound(getattr(m, cls.__name__.lower()), kind)}"
@@ -143,6 +150,14 @@ def _type(field: FieldInfo) -> str:
     pattern = [f"matches `{m.pattern}`" for m in field.metadata if getattr(m, "pattern", None)]
     extra = bounds + pattern
     return base + (f" ({', '.join(extra)})" if extra else "")
+
+
+def _optional_kind(ann: Any) -> str | None:
+    """The parsed kind inside ``X | None`` (an unset duration is still a duration)."""
+    if typing.get_origin(ann) not in (typing.Union, types.UnionType):
+        return None
+    args = [a for a in typing.get_args(ann) if typing.get_origin(a) is typing.Annotated]
+    return next((k for k in map(_kind, args) if k), None)
 
 
 def _show_bound(value: Any, kind: str | None) -> str:
@@ -215,6 +230,24 @@ def _faults() -> list[str]:
     for model in typing.get_args(union):
         kind = typing.get_args(model.model_fields["kind"].annotation)[0]
         out += [line.replace("## ", "### ", 1) for line in _table(f'`kind = "{kind}"`', model)]
+    return out
+
+
+def _pinned() -> list[str]:
+    out = [
+        "## `[[world.videos]]`",
+        "",
+        "Each `[[world.videos]]` table pins one video of the initial catalogue to the curve it "
+        "gives, in place of one drawn video (the one with its aid, else the one of its kind "
+        "published closest to it); every other video stays as drawn, and a pinned video is "
+        "never unavailable. Follow it with `sim explain RUN --aid AID`. Which terms a family "
+        "takes: "
+        + "; ".join(f"{f}: {', '.join(sorted(t)) or 'none'}" for f, t in FAMILY_TERMS.items())
+        + ". Growth is per traffic hour (an hour at the day's mean traffic).",
+        "",
+    ]
+    out += [line.replace("## ", "### ", 1) for line in _table("A pinned video", PinnedVideo)]
+    out += [line.replace("## ", "### ", 1) for line in _table("`recounts = [...]`", Recount)]
     return out
 
 

@@ -72,6 +72,13 @@ class Availability:
         out[hit] = self.code[pos[hit]]
         return out
 
+    def without(self, rows: I8) -> Availability:
+        """This table less the videos ``rows`` (pinned videos are always available)."""
+        keep = ~np.isin(self.index, rows)
+        return Availability(
+            self.index[keep], self.from_ms[keep], self.until_ms[keep], self.code[keep]
+        )
+
     @staticmethod
     def concat(parts: list[tuple[Availability, int]]) -> Availability:
         """Join tables whose indices are offset by the given amounts."""

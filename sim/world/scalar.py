@@ -86,6 +86,7 @@ class ScalarWorld:
         cols: tuple[Any, ...],
         drop: Callable[[int, Ms], int],
         unavailable: dict[int, tuple[int, int, int]],
+        pinned: dict[int, int],
         hours: Callable[[Ms], float],
         aid_base: int,
         aid_stride: int,
@@ -98,6 +99,7 @@ class ScalarWorld:
         self._cols = cols
         self._drop = drop
         self._unavailable = unavailable
+        self._pinned = pinned
         self._hours = hours
         self._base = aid_base
         self._stride = aid_stride
@@ -106,14 +108,15 @@ class ScalarWorld:
         self._last_hours: float = hours(start_ms)
 
     def index(self, aid: int) -> int:
-        """The video index of ``aid``; ``KeyError`` for an aid the world never had."""
+        """The video index of ``aid``; ``KeyError`` for an aid the world never had. A pinned
+        video's aid is not the arithmetic one (:mod:`sim.world.pinned`): it is looked up in
+        ``pinned``, and the aid its row would have had is no longer found."""
         i = (aid - self._base) // self._stride
-        if not (0 <= i < self._n):
-            raise KeyError(aid)
-        known: int = self._aids[i]
-        if known != aid:
-            raise KeyError(aid)
-        return i
+        if 0 <= i < self._n:
+            known: int = self._aids[i]
+            if known == aid:
+                return i
+        return self._pinned[aid]
 
     def views(self, aid: int, t_ms: Ms) -> int:
         i = self.index(aid)

@@ -16,6 +16,7 @@ import numpy.typing as npt
 
 from sim.rng import RandomStreams
 from sim.scenario.document import Scenario
+from sim.scenario.parse import ScenarioError
 from sim.units import Ms
 from sim.world.arrivals import draw_arrivals
 from sim.world.availability import DELETED, Availability, draw_availability
@@ -23,6 +24,7 @@ from sim.world.catalog import B1, I1, InitialCatalog, draw_initial
 from sim.world.curves import NEVER_MS, RECOUNT_BIT, CurveTable, RecountSteps
 from sim.world.families import I8, Draft
 from sim.world.ids import AID_BASE, AID_STRIDE, AidCodec
+from sim.world.pinned import apply_pins, pin_problems, pinned_rows
 from sim.world.scalar import ScalarWorld
 from sim.world.traffic import TrafficClock
 from sim.world.truth import Crossings, find_crossings
@@ -30,7 +32,8 @@ from sim.world.truth import Crossings, find_crossings
 
 @dataclass(frozen=True)
 class Catalog:
-    """The videos known at the start (indices ``0..len-1``), sorted by publication time."""
+    """The videos known at the start (indices ``0..len-1``), sorted by publication time but for
+    the pinned videos (``[[world.videos]]``, :mod:`sim.world.pinned`)."""
 
     aid: I8
     is_song: B1
@@ -75,6 +78,7 @@ class World:
         availability: Availability,
         initial: Catalog,
         arrivals: ArrivalTable,
+        pinned: dict[int, int] | None = None,
     ) -> None:
         self.scenario = scenario
         self.ladder = scenario.params.milestone_ladder
@@ -102,12 +106,15 @@ class World:
         """The videos published during the run (views into the all-video arrays)."""
         self._codec = codec
         self._n = len(self.aid)
+        self.pinned: dict[int, int] = dict(pinned or {})
+        """The pinned videos' aids -> their indices (their aids are not the codec's)."""
         self.scalar = ScalarWorld(
             self.aid.data,
             self.published_ms.data,
             table._mv,
             table.recount.drop,
             availability._rows,
+            self.pinned,
             clock.hours,
             AID_BASE,
             AID_STRIDE,
@@ -121,15 +128,23 @@ class World:
         """Draw the whole world of ``scenario`` from ``streams`` (idempotent for equal seeds)."""
         cur = scenario.curves
         clock = TrafficClock(cur.hourly_profile, cur.day_night_amplitude, scenario.timezone)
+        problems = pin_problems(scenario)
+        if problems:
+            raise ScenarioError(problems)
         first = draw_initial(scenario, streams, clock)
         late, late_draft = draw_arrivals(scenario, streams, clock)
         n0 = len(first.published_ms)
         codec = AidCodec(scenario.seed)
         aid = codec.aids(np.arange(n0 + len(late), dtype=np.int64))
+        rows = pinned_rows(first, scenario, codec, len(aid))
+        first = apply_pins(first, scenario, clock, rows)
+        pinned = {v.aid: int(i) for v, i in zip(scenario.world.videos, rows, strict=True)}
+        aid[rows] = list(pinned)
         table = _with_recounts(Draft.concat([first.draft, late_draft]).table(), first, clock)
+        catalog = draw_availability(scenario, streams, "catalog", first.published_ms, True)
         avail = Availability.concat(
             [
-                (draw_availability(scenario, streams, "catalog", first.published_ms, True), 0),
+                (catalog.without(rows), 0),
                 (draw_availability(scenario, streams, "arrivals", late.published_ms, False), n0),
             ]
         )
@@ -142,7 +157,7 @@ class World:
             late.is_song,
             late.family,
         )
-        return cls(scenario, clock, codec, table, avail, initial, arrivals)
+        return cls(scenario, clock, codec, table, avail, initial, arrivals, pinned)
 
     def __len__(self) -> int:
         return self._n
@@ -162,6 +177,11 @@ class World:
     def indices(self, aids: npt.ArrayLike) -> I8:
         """Element-wise :meth:`index`; raises ``KeyError`` naming the first unknown aid."""
         idx = self._codec.indices(aids, self._n)
+        if self.pinned:  # a pinned row's aid is not the codec's (sim.world.pinned)
+            a = np.asarray(aids, np.int64)
+            idx = np.where((idx >= 0) & (self.aid[np.maximum(idx, 0)] == a), idx, -1)
+            for aid, i in self.pinned.items():
+                idx[a == aid] = i
         bad = np.flatnonzero(idx < 0)
         if bad.size:
             raise KeyError(int(np.asarray(aids).reshape(-1)[bad[0]]))
