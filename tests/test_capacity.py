@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable
 from pathlib import Path
 
@@ -72,6 +73,63 @@ def test_a_number_key_bisects_to_a_relative_precision() -> None:
     assert good <= 0.37 < bad <= good * 1.05
 
 
+def guided(
+    find: Find, start: float, gates: dict[str, Callable[[float], float]], **kw: float
+) -> tuple[list[float], float | None, float | None]:
+    """A search whose probes report margins: each gate maps the value to its log margin."""
+    s = FrontierSearch(find, start, True, **kw)  # type: ignore[arg-type]
+    probed = []
+    while (value := s.next_value()) is not None and len(probed) < 60:
+        probed.append(value)
+        margins = {name: gate(value) for name, gate in gates.items()}
+        s.record(value, min(margins.values()) >= 0, margins)
+    f = s.frontier()
+    return probed, f.holds.value if f.holds else None, f.fails.value if f.fails else None
+
+
+def test_margins_find_a_proportional_frontier_in_a_few_probes() -> None:
+    # A load whose gated number scales with it: the first guess lands half a precision inside.
+    probed, good, bad = guided("max", 100_000, {"p99": lambda v: math.log(1_234_567 / v)})
+    assert probed == [100_000, 1_228_440, 1_240_724]
+    assert good is not None
+    assert bad is not None
+    assert good <= 1_234_567 < bad <= good * 1.01
+    # A resource (a cap) against a share that falls as 1/cap: the unit, in three probes.
+    probed, good, bad = guided("min", 1000, {"share": lambda v: math.log(0.8 / (2.7 / v))})
+    assert (probed, good, bad) == ([1000, 4, 3], 4, 3)
+
+
+def test_a_gate_that_does_not_move_has_no_frontier() -> None:
+    flat = {"flat": lambda v: 0.3, "p99": lambda v: math.log(50_000 / v)}
+    probed, good, bad = guided("max", 1_000, flat)
+    assert good is not None
+    assert bad is not None
+    assert good <= 50_000 < bad <= good * 1.01
+    assert len(probed) <= 6
+
+
+def test_unhelpful_margins_still_end_at_the_precision() -> None:
+    step = {"step": lambda v: 2.3 if v < 5_000 else -2.3}  # says nothing of where it steps
+    probed, good, bad = guided("max", 100, step)
+    assert good is not None
+    assert bad is not None
+    assert good < 5_000 <= bad <= good * 1.01
+    assert len(probed) <= 16
+    quadratic = {"q": lambda v: math.log(1_234.5 / (10 * (v / 1_000) ** 2))}
+    probed, good, bad = guided("max", 1_000, quadratic)
+    assert good is not None
+    assert bad is not None
+    assert good <= 11_111 < bad <= good * 1.01
+    assert len(probed) <= 8
+
+
+def test_margins_that_contradict_the_verdict_are_ignored() -> None:
+    s = FrontierSearch("max", 100, True)
+    s.record(100, True, {"gate": -1.0})
+    s.record(200, False, {"gate": 0.5})
+    assert [p.margins for p in s.probes] == [None, None]
+
+
 def test_bad_bounds_are_refused() -> None:
     with pytest.raises(ValueError, match="--low must be below --high"):
         FrontierSearch("max", 1, True, low=5, high=5)
@@ -87,7 +145,9 @@ def test_the_smallest_cap_that_holds(tmp_path: Path) -> None:
     assert r.exit_code == 0, r.output
     doc = json.loads((tmp_path / "capacity.json").read_text())
     assert (doc["holds"], doc["fails"], doc["find"]) == (4, 3, "min")
-    assert [p["value"] for p in doc["probes"]] == [5, 3, 4]
+    # The middle, then where the capacity finding's score (its peak share against the warn
+    # share) puts the frontier, on its passing side, then the confirmation one below.
+    assert [p["value"] for p in doc["probes"]] == [5, 4, 3]
     assert "The smallest design.window_cap at which every gate holds is 4; at 3 " in r.output
     assert "findings.capacity.severity was warn (needs <= info)" in r.output
     for p in doc["probes"]:  # every probe is a normal run with its report

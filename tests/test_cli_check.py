@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import re
 from pathlib import Path
 
@@ -23,6 +24,37 @@ def test_conditions() -> None:
     assert parse_condition("between 1 and 3").holds(3)
     assert not parse_condition("between 1 and 3").holds(0.5)
     assert not parse_condition("== 0").holds(float("nan"))
+
+
+def test_margins_say_how_far_a_gate_is_from_flipping() -> None:
+    expect = ExpectSection.model_validate(
+        {
+            "a.upper": "<= 1000",
+            "b.lower": "> 50",
+            "c.range": "between 10 and 40",
+            "d.exact": "== 0",
+            "findings.capacity.severity": "<= info",
+            "findings.lateness.severity": "<= warn",
+        }
+    )
+    metrics = {
+        "a.upper": 573,
+        "b.lower": 25,
+        "c.range": 20,
+        "d.exact": 0,
+        "findings.capacity.severity": "warn",
+        "findings.capacity.score": 0.9,
+        "findings.capacity.score_warn": 0.8,
+        "findings.capacity.score_fail": 1.0,
+        "findings.lateness.severity": "ok",  # a finding without a score: no margin
+    }
+    margins = {v.metric: v.margin for v in evaluate(expect, metrics)}
+    assert margins["a.upper"] == pytest.approx(math.log(1000 / 573))
+    assert margins["b.lower"] == pytest.approx(math.log(25 / 50))  # < 0: fails
+    assert margins["c.range"] == pytest.approx(math.log(2))  # nearer the upper bound
+    assert margins["findings.capacity.severity"] == pytest.approx(math.log(0.8 / 0.9))
+    assert margins["d.exact"] is None
+    assert margins["findings.lateness.severity"] is None
 
 
 def test_a_missing_metric_fails_and_says_so() -> None:

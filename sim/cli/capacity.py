@@ -1,10 +1,11 @@
 """``sim capacity``: the largest load, or the smallest resource, at which a scenario's gates hold.
 
 The probe sequence is :class:`sim.scenario.frontier.FrontierSearch` (exponential, then
-bisection); every probe is a normal run with its report under ``OUT/probes/``; the gates are
-the scenario's ``[expect]`` thresholds (a finding's severity among them). The answer, every
-probe and its verdicts go to ``capacity.json``; ``capacity.png`` draws each gate's metric
-against the value with the pass/fail boundary (:mod:`sim.report.frontier_plot`).
+bisection, interpolating on the gates' margins where they are numbers); every probe is a normal
+run with its report under ``OUT/probes/``; the gates are the scenario's ``[expect]`` thresholds
+(a finding's severity among them). The answer, every probe and its verdicts go to
+``capacity.json``; ``capacity.png`` draws each gate's metric against the value with the
+pass/fail boundary (:mod:`sim.report.frontier_plot`).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from sim.cli.common import (
 )
 from sim.cli.exits import EXIT_INTERRUPTED, EXIT_THRESHOLD, EXIT_USAGE
 from sim.scenario.document import Scenario
+from sim.scenario.expect import Condition, Verdict, score_names
 from sim.scenario.frontier import Find, FrontierSearch
 
 RESOURCE_PREFIXES = ("design.", "scheduler.", "upstream.")
@@ -165,6 +167,8 @@ def capacity(
         outcomes = _probe(scenarios, dirs, no_plots, dask, jobs)
         partial_run = any(p for _, p in outcomes)
         per_seed = [evaluate(base.expect, m) for m, _ in outcomes]
+        margins = probe_margins(per_seed)
+        conditions = base.expect.conditions()
         held = [all(v.passed for v in vs) for vs in per_seed]
         holds = not partial_run and all(held)
         # The gates shown for a probe: the first seed's that failed, else the first seed's.
@@ -176,21 +180,14 @@ def capacity(
                 "holds": holds,
                 "run": str(dirs[worst]),
                 "held_in": sum(held),
+                "margins": margins,
                 "seeds": None
                 if seeds is None
                 else [
                     {"seed": s, "holds": ok, "run": str(d)}
                     for s, ok, d in zip(each, held, dirs, strict=True)
                 ],
-                "gates": [
-                    {
-                        "metric": v.metric,
-                        "condition": v.condition,
-                        "value": v.value,
-                        "passed": v.passed,
-                    }
-                    for v in verdicts
-                ],
+                "gates": [_gate(v, outcomes[worst][0], conditions) for v in verdicts],
             }
         )
         wall = time.perf_counter() - started
@@ -209,7 +206,7 @@ def capacity(
         if partial_run:
             partial = True
             break
-        search.record(value, holds)
+        search.record(value, holds, margins)
     frontier = search.frontier()
     result = {
         "scenario": base.name,
@@ -240,6 +237,38 @@ def capacity(
         sys.exit(EXIT_INTERRUPTED)
     if frontier.holds is None:
         sys.exit(EXIT_THRESHOLD)
+
+
+def _gate(v: Verdict, metrics: dict[str, Any], conditions: dict[str, Condition]) -> dict[str, Any]:
+    """One gate of a probe for capacity.json: its value, verdict and margin, and for a
+    severity its finding's score and the score where the bound is crossed (the plot draws
+    those: they say how near the gate is, where the severity says only which side)."""
+    out = {
+        "metric": v.metric,
+        "condition": v.condition,
+        "value": v.value,
+        "passed": v.passed,
+        "margin": v.margin,
+    }
+    names = score_names(v.metric, conditions[v.metric])
+    if names is not None and isinstance(metrics.get(names[0]), int | float):
+        out["score"], out["score_at"] = metrics[names[0]], metrics.get(names[1])
+    return out
+
+
+def probe_margins(per_seed: list[list[Verdict]]) -> dict[str, float] | None:
+    """Per gate, how far a probe is from flipping it, the least over seeds (a log ratio, > 0
+    holds: :attr:`Verdict.margin`); gates without one are left out, and None when a failing
+    gate has none (then no number says how far off the probe is)."""
+    out: dict[str, float] = {}
+    for verdicts in per_seed:
+        for v in verdicts:
+            if v.margin is None:
+                if not v.passed:
+                    return None
+                continue
+            out[v.metric] = min(out.get(v.metric, v.margin), v.margin)
+    return out or None
 
 
 def _probe(

@@ -53,13 +53,14 @@ def _gate_panel(
 ) -> None:
     """One gate's value at each probe (green held, red failed), its threshold and the frontier."""
     key, holds, fails = result["key"], result["holds"], result["fails"]
-    ax.set_title(metric + (" (near the frontier)" if xlim else ""), fontsize=9)
-    points = [
-        (p["value"], _y(g["value"]), g["passed"])
-        for p in probes
-        for g in p["gates"]
-        if g["metric"] == metric
-    ]
+    gates = [(p["value"], g) for p in probes for g in p["gates"] if g["metric"] == metric]
+    # A severity whose finding has a score: draw the score against the score where the bound
+    # is crossed, which says how near each probe was (the severity only says which side).
+    scored = bool(gates) and all(isinstance(g.get("score"), int | float) for _, g in gates)
+    at = next((g.get("score_at") for _, g in gates if g.get("score_at") is not None), None)
+    title = f"{metric}: its score" if scored else metric
+    ax.set_title(title + (" (near the frontier)" if xlim else ""), fontsize=9)
+    points = [(x, _y(g["score"] if scored else g["value"]), g["passed"]) for x, g in gates]
     drawn = [(x, y, ok) for x, y, ok in points if y is not None]
     if xlim is not None:
         drawn = [d for d in drawn if xlim[0] <= d[0] <= xlim[1]]
@@ -69,7 +70,9 @@ def _gate_panel(
             sel = [(x, y) for x, y, o in drawn if o is ok]
             if sel:
                 ax.scatter(*zip(*sel, strict=True), color=colour, s=28, zorder=3, label=label)
-    if cond is not None:
+    if scored and cond is not None and isinstance(at, int | float):
+        ax.axhline(at, color="#424242", ls="--", lw=1, label=f"{cond.text} while below {at:g}")
+    elif cond is not None:
         bounds = [cond.bound] + ([cond.upper] if cond.upper is not None else [])
         for b in bounds:
             ax.axhline(b, color="#424242", ls="--", lw=1, label=f"threshold {cond.text}")
@@ -87,7 +90,7 @@ def _gate_panel(
         ax.set_xscale("log")
         ax.xaxis.set_minor_formatter(NullFormatter())
     ax.xaxis.set_major_formatter(lambda v, _pos: f"{v:,.6g}")
-    if not (cond is not None and cond.severity):
+    if scored or not (cond is not None and cond.severity):
         ax.yaxis.set_major_formatter(lambda v, _pos: f"{v:,.6g}")
     legend(ax, fontsize=7)
 

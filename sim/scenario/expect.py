@@ -148,6 +148,11 @@ class Verdict:
     value: Any
     passed: bool
     missing: bool = False
+    margin: float | None = None
+    """How far the value is from the bound, as a log ratio (> 0 holds): ``log(1000 / 573)``
+    for 573 against ``<= 1000``; for a severity, the finding's score against the score at
+    which the severity would cross the bound. None where no ratio means anything (``== 0``,
+    a bound of 0, a finding without a score). The capacity search interpolates on it."""
 
 
 def evaluate(expect: ExpectSection, metrics: dict[str, Any]) -> list[Verdict]:
@@ -158,5 +163,48 @@ def evaluate(expect: ExpectSection, metrics: dict[str, Any]) -> list[Verdict]:
             out.append(Verdict(name, cond.text, None, False, missing=True))
             continue
         value = metrics[name]
-        out.append(Verdict(name, cond.text, value, cond.holds(value)))
+        margin = _margin(name, cond, value, metrics)
+        out.append(Verdict(name, cond.text, value, cond.holds(value), margin=margin))
     return out
+
+
+def _ratio(value: Any, bound: float, upper: bool) -> float | None:
+    """``log(bound / value)`` for an upper bound, ``log(value / bound)`` for a lower one; a
+    value of 0 against an upper bound counts as a millionth of it."""
+    if not isinstance(value, int | float) or isinstance(value, bool) or bound <= 0:
+        return None
+    if value < 0 or not math.isfinite(value) or (not upper and value == 0):
+        return None
+    v = max(float(value), bound * 1e-6)
+    return math.log(bound / v) if upper else math.log(v / bound)
+
+
+def score_names(name: str, cond: Condition) -> tuple[str, str] | None:
+    """For a severity gate, the metrics of its finding's score and of the score at which the
+    severity crosses the bound (:class:`sim.metrics.findings.verdicts.Score`): ``"<= info"``
+    (or ``"< warn"``) is crossed at the warn score, ``"<= warn"`` at the fail score; other
+    bounds (``"<= ok"``, ``">= warn"``) have none."""
+    if not cond.severity:
+        return None
+    worst = {"<=": cond.bound, "<": cond.bound - 1}.get(cond.op)  # the worst rank allowed
+    crossing = {float(Severity.INFO.rank): "score_warn", float(Severity.WARN.rank): "score_fail"}
+    at = crossing.get(worst) if worst is not None else None
+    stem = name.removesuffix(".severity")
+    return None if at is None else (f"{stem}.score", f"{stem}.{at}")
+
+
+def _margin(name: str, cond: Condition, value: Any, metrics: dict[str, Any]) -> float | None:
+    if cond.severity:
+        names = score_names(name, cond)
+        crossed = metrics.get(names[1]) if names else None
+        if names is None or not isinstance(crossed, int | float):
+            return None
+        return _ratio(metrics.get(names[0]), float(crossed), upper=True)
+    if cond.op in ("<", "<="):
+        return _ratio(value, cond.bound, upper=True)
+    if cond.op in (">", ">="):
+        return _ratio(value, cond.bound, upper=False)
+    if cond.op == "between" and cond.upper is not None:
+        low, high = _ratio(value, cond.bound, False), _ratio(value, cond.upper, True)
+        return None if low is None or high is None else min(low, high)
+    return None

@@ -16,6 +16,21 @@ seed give the same frontier.
    contradicts the bracket, the answer is "no value in the bracket holds", or "every one
    does"). A bracket of 2x then costs 8 probes for 1 %.
 
+**Interpolation.** A probe may come with *margins*: how far each gate is from its bound, as a
+log ratio (``log(1000 / 573)`` for ``"windows.max_reserved" <= 1000`` at 573; > 0 holds;
+:attr:`sim.scenario.expect.Verdict.margin`). With margins the search reads where each gate
+will flip instead of only that none has yet: from one probe it assumes the gated number scales
+with the load (inversely with a resource), from two it draws each gate's secant in log-log
+space (a gate whose number does not move with the key has no frontier), and between a passing
+and a failing probe it interpolates (regula falsi). The frontier is where the first gate flips
+(from a passing probe), or where the last failing one recovers (from a failing probe). Each
+guess aims half the precision inside the passing side, so that the next probe, one precision
+beyond, can close the search; a number that scales as assumed is found in about four probes
+from any start. Guesses are safeguarded: a guess that fails to halve the bracket is followed
+by a bisection, a jump that does not flip the verdict by at least a doubling, and no guess
+goes further than :data:`MAX_JUMP` at once. Without margins (a gate on a severity whose finding
+has no score, or on ``== 0``), the search is the plain one above.
+
 This module decides values only: it runs nothing (sim/cli/capacity.py runs each probe as a
 normal run with its report).
 """
@@ -23,6 +38,7 @@ normal run with its report).
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -30,6 +46,8 @@ Find = Literal["max", "min"]
 
 MAX_DOUBLINGS = 40
 """Bracketing gives up after this many doublings or halvings (2^40: no key spans that)."""
+MAX_JUMP = math.log(1024)
+"""The furthest one guess moves from the probe it starts from (a factor of 1024)."""
 
 
 @dataclass
@@ -38,6 +56,10 @@ class Probe:
 
     value: float
     holds: bool
+    margins: Mapping[str, float] | None = None
+    """Per gate, its log distance from its bound (> 0 holds), for the gates that have one."""
+    guessed: bool = False
+    """The value came from interpolation (the safeguards read it)."""
 
 
 @dataclass
@@ -61,6 +83,7 @@ class FrontierSearch:
     minimum: float = 0.0
     """The smallest value the key accepts (halving stops above it)."""
     probes: list[Probe] = field(default_factory=list)
+    _last_guess: float | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if self.low is not None and self.high is not None and not self.low < self.high:
@@ -75,24 +98,44 @@ class FrontierSearch:
     def _best_fail(self) -> Probe | None:
         return _best(self.probes, False, self.find)
 
-    def record(self, value: float, holds: bool) -> None:
-        """The verdict at ``value`` (the last :meth:`next_value`)."""
-        self.probes.append(Probe(value, holds))
+    def record(self, value: float, holds: bool, margins: Mapping[str, float] | None = None) -> None:
+        """The verdict at ``value`` (the last :meth:`next_value`), with the margins of the
+        gates that have one; margins that contradict the verdict are dropped."""
+        if margins is not None:
+            ms = [m for m in margins.values() if math.isfinite(m)]
+            if len(ms) != len(margins) or not ms or (min(ms) >= 0) != holds:
+                margins = None
+        self.probes.append(Probe(value, holds, margins, value == self._last_guess))
 
     def next_value(self) -> float | None:
         """The next value to probe, or None when the search is over."""
+        value = self._next(guess := [False])
+        self._last_guess = value if guess[0] else None
+        return value
+
+    def _next(self, guess: list[bool]) -> float | None:
         tried = {p.value for p in self.probes}
         if self.low is not None and self.high is not None:
-            return self._within_bounds(tried)
+            return self._within_bounds(tried, guess)
         if not self.probes:
             first = self.low if self.low is not None else self.high
             return self._round(self.start if first is None else first)
         good, bad = self._best_pass(), self._best_fail()
         if good is None or bad is None:
+            jump = self._jump(good or bad, tried)
+            if jump is not None:
+                guess[0] = True
+                return jump
             return self._expand(good, bad)
+        if self._narrow_enough(good.value, bad.value):
+            return None
+        between = self._between(good, bad, tried)
+        if between is not None:
+            guess[0] = True
+            return between
         return self._bisect(good.value, bad.value, tried)
 
-    def _within_bounds(self, tried: set[float]) -> float | None:
+    def _within_bounds(self, tried: set[float], guess: list[bool]) -> float | None:
         """Bisect ``[low, high]`` as if its ends had the verdicts a frontier inside needs (a
         load holds at ``low`` and fails at ``high``), probing an end only to confirm the
         answer at the end of the search: a bracket the user gave costs no probe of its own."""
@@ -107,7 +150,122 @@ class FrontierSearch:
         if self._narrow_enough(good.value, bad.value):
             unconfirmed = [p.value for p in (good, bad) if p.value not in tried]
             return unconfirmed[0] if unconfirmed else None
+        between = self._between(good, bad, tried)
+        if between is None and self.probes and min(good.value, bad.value) > 0:
+            between = self._jump(self.probes[-1], tried, inside=(good.value, bad.value))
+        if between is not None:
+            guess[0] = True
+            return between
         return self._bisect(good.value, bad.value, tried)
+
+    # -- interpolation (module docstring) ----------------------------------------------------
+    def _toward_fail(self) -> float:
+        """+1 when failing values lie above passing ones (a load), -1 for a resource."""
+        return 1.0 if self.find == "max" else -1.0
+
+    def _between(self, good: Probe, bad: Probe, tried: set[float]) -> float | None:
+        """Regula falsi between a passing and a failing probe with margins, on the gate that
+        flips first; None (bisect) without margins or when the last guess did not halve the
+        bracket."""
+        if good.margins is None or bad.margins is None or good.value <= 0 or bad.value <= 0:
+            return None
+        if self.probes[-1].guessed:
+            before = self.probes[:-1]
+            g0, b0 = _best(before, True, self.find), _best(before, False, self.find)
+            if g0 is not None and b0 is not None and g0.value > 0 and b0.value > 0:
+                was = abs(math.log(b0.value / g0.value))
+                if abs(math.log(bad.value / good.value)) > was / 2:
+                    return None
+        xg, xb = math.log(good.value), math.log(bad.value)
+        roots = [
+            xg + (xb - xg) * good.margins[gate] / (good.margins[gate] - mb)
+            for gate, mb in bad.margins.items()
+            if mb < 0 and good.margins.get(gate, -1.0) >= 0
+        ]
+        if not roots:
+            return None
+        return self._aim(min(roots, key=lambda r: abs(r - xg)), (good.value, bad.value), tried)
+
+    def _jump(
+        self, seen: Probe | None, tried: set[float], inside: tuple[float, float] | None = None
+    ) -> float | None:
+        """From ``seen`` (the probe nearest the frontier), where the gates' secants put the
+        frontier (module docstring)."""
+        if seen is None or seen.margins is None or seen.value <= 0:
+            return None
+        x0, s = math.log(seen.value), self._toward_fail()
+        steps = []  # per gate, how far towards failing (in log value) it flips
+        for gate, m in seen.margins.items():
+            if not seen.holds and m >= 0:
+                continue  # a gate that holds at a failing probe does not decide where to go
+            slope = self._slope(gate, seen)
+            if slope is not None:
+                steps.append(-m / slope * s)
+        if not steps:
+            return None
+        # From a passing probe the first gate to flip, from a failing one the last to recover:
+        # in both cases the least distance towards failing.
+        step = s * min(steps)
+        step = max(min(step, MAX_JUMP), -MAX_JUMP)
+        if inside is not None:
+            return self._aim(x0 + step, inside, tried)
+        if abs(step) < math.log(2) and all(p.guessed for p in self.probes[-2:]):
+            return None  # two guesses in a row fell short of the frontier: double instead
+        # Aim half the precision inside the passing side, but at least one precision beyond
+        # ``seen``, towards failing if it held, towards passing if it failed.
+        precision = math.log1p(self.precision)
+        x = x0 + step - s * precision / 2
+        away = s if seen.holds else -s
+        x = x0 + away * max(away * (x - x0), precision)
+        value = self._round_to_pass(math.exp(x))
+        if value == seen.value:
+            value += away
+        too_far = (self.high is not None and value > self.high) or (
+            self.low is not None and value < self.low
+        )
+        if value in tried or value <= self.minimum or too_far:
+            return None
+        return value
+
+    def _slope(self, gate: str, seen: Probe) -> float | None:
+        """d margin / d log value of ``gate`` at ``seen``: the secant through the latest other
+        probe with its margin, if it slopes the way a load or resource should (margins fall
+        towards failing); the proportional -1 (+1 for a resource) with no other probe; None
+        for a gate whose number does not move the expected way (it has no frontier)."""
+        expected = -self._toward_fail()
+        others = [
+            p
+            for p in self.probes
+            if p.margins is not None and gate in p.margins and p.value > 0 and p.value != seen.value
+        ]
+        if not others:
+            return expected
+        prev = others[-1]
+        assert prev.margins is not None
+        assert seen.margins is not None
+        k = (seen.margins[gate] - prev.margins[gate]) / (
+            math.log(seen.value) - math.log(prev.value)
+        )
+        return k if k * expected > 0 and abs(k) > 1e-3 else None
+
+    def _aim(self, root: float, bracket: tuple[float, float], tried: set[float]) -> float | None:
+        """The value to probe for a frontier estimated at log value ``root`` inside
+        ``bracket``: half the precision on its passing side, at least one precision from
+        either end (the middle of a bracket narrower than that); None if already tried."""
+        lo, hi = sorted(math.log(v) for v in bracket)
+        precision = math.log1p(self.precision)
+        x = root - self._toward_fail() * precision / 2
+        x = (
+            min(max(x, lo + precision), hi - precision)
+            if hi - lo > 2 * precision
+            else (lo + hi) / 2
+        )
+        value = self._round_to_pass(math.exp(x))
+        if self.integer:  # strictly inside, unless the bracket is adjacent integers already
+            value = min(max(value, min(bracket) + 1), max(bracket) - 1)
+        if value in tried or not min(bracket) < value < max(bracket):
+            return None
+        return value
 
     def _bisect(self, good: float, bad: float, tried: set[float]) -> float | None:
         if self._narrow_enough(good, bad):
@@ -139,6 +297,13 @@ class FrontierSearch:
         if self.integer and gap <= 1:
             return True
         return gap <= self.precision * max(abs(good), 1e-12)
+
+    def _round_to_pass(self, value: float) -> float:
+        """An integer key rounds a guess towards the passing side (down for a load), so that a
+        frontier between two integers is confirmed by the probe after it."""
+        if not self.integer:
+            return value
+        return float(math.floor(value) if self.find == "max" else math.ceil(value))
 
     def _round(self, value: float) -> float:
         return float(math.floor(value + 0.5)) if self.integer else value

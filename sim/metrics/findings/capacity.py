@@ -41,7 +41,14 @@ import numpy as np
 
 from sim.events import cvsa_kinds as K
 from sim.events.log import Chunk
-from sim.metrics.findings.verdicts import EXAMPLES, Finding, Severity, duration, finding_metrics
+from sim.metrics.findings.verdicts import (
+    EXAMPLES,
+    Finding,
+    Score,
+    Severity,
+    duration,
+    finding_metrics,
+)
 from sim.metrics.findings.verdicts import local as local_time
 from sim.units import DAY_MS, HOUR_MS, Ms
 
@@ -187,6 +194,7 @@ class Capacity:
             id=self.ID,
             title="Capacity against demand",
             severity=severity,
+            score=Score(peak_share, self.warn_share, self.fail_share),
             sentence=sentence,
             mechanism=(
                 "adjustSnapshotTime gives each normal/archive row a slot in the first 5-minute "

@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, NamedTuple
 
 from sim.units import Ms, format_instant_ms
 
@@ -47,7 +47,21 @@ class Severity(StrEnum):
 _RANK = {s: i for i, s in enumerate(Severity)}
 
 PREFIX = "findings."
-_FIXED = ("severity", "title", "sentence", "mechanism", "examples", "plots")
+SCORE_KEYS = ("score", "score_warn", "score_fail")
+"""Where a finding's :class:`Score` goes in ``summary.json`` (``findings.<id>.score`` ...)."""
+
+
+class Score(NamedTuple):
+    """The one number a finding's severity is read from, where it has one (higher is worse):
+    warn from ``warn_at``, fail beyond ``fail_at``. ``sim capacity`` interpolates on it to find
+    where a severity gate flips (sim.scenario.expect, sim.scenario.frontier)."""
+
+    value: float
+    warn_at: float
+    fail_at: float
+
+
+_FIXED = ("severity", "title", "sentence", "mechanism", "examples", "plots", *SCORE_KEYS)
 EXAMPLES = 5
 """How many examples a finding keeps (the worst first)."""
 
@@ -65,6 +79,7 @@ class Finding:
     examples: tuple[Mapping[str, Any], ...] = ()
     plots: tuple[str, ...] = ()
     thresholds: Mapping[str, Any] = field(default_factory=dict)
+    score: Score | None = None
 
 
 def finding_metrics(finding: Finding) -> dict[str, Any]:
@@ -83,6 +98,8 @@ def finding_metrics(finding: Finding) -> dict[str, Any]:
     }
     out.update({p + "thresholds." + k: v for k, v in finding.thresholds.items()})
     out.update({p + k: v for k, v in finding.numbers.items()})
+    if finding.score is not None:
+        out.update({p + k: v for k, v in zip(SCORE_KEYS, finding.score, strict=True)})
     return out
 
 
@@ -113,6 +130,7 @@ def findings_in(summary: Mapping[str, Any]) -> list[Finding]:
                 thresholds={
                     k[len("thresholds.") :]: v for k, v in g.items() if k.startswith("thresholds.")
                 },
+                score=Score(*(g[k] for k in SCORE_KEYS)) if "score" in g else None,
             )
         )
     return worst_first(out)
