@@ -94,6 +94,11 @@ def test_margins_find_a_proportional_frontier_in_a_few_probes() -> None:
     assert good is not None
     assert bad is not None
     assert good <= 1_234_567 < bad <= good * 1.01
+    # A fixed part plus a proportional one (the rows other videos book, and the songs'), from
+    # above: the secant of two failing probes is exact.
+    share = {"share": lambda v: -math.log(0.92 + v * 0.08 / 17_500)}
+    probed, good, bad = guided("max", 200_000, share)
+    assert (len(probed), good, bad) == (4, 17_413, 17_587)
     # A resource (a cap) against a share that falls as 1/cap: the unit, in three probes.
     probed, good, bad = guided("min", 1000, {"share": lambda v: math.log(0.8 / (2.7 / v))})
     assert (probed, good, bad) == ([1000, 4, 3], 4, 3)

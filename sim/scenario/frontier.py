@@ -20,16 +20,19 @@ seed give the same frontier.
 log ratio (``log(1000 / 573)`` for ``"windows.max_reserved" <= 1000`` at 573; > 0 holds;
 :attr:`sim.scenario.expect.Verdict.margin`). With margins the search reads where each gate
 will flip instead of only that none has yet: from one probe it assumes the gated number scales
-with the load (inversely with a resource), from two it draws each gate's secant in log-log
-space (a gate whose number does not move with the key has no frontier), and between a passing
-and a failing probe it interpolates (regula falsi). The frontier is where the first gate flips
-(from a passing probe), or where the last failing one recovers (from a failing probe). Each
-guess aims half the precision inside the passing side, so that the next probe, one precision
-beyond, can close the search; a number that scales as assumed is found in about four probes
-from any start. Guesses are safeguarded: a guess that fails to halve the bracket is followed
-by a bisection, a jump that does not flip the verdict by at least a doubling, and no guess
-goes further than :data:`MAX_JUMP` at once. Without margins (a gate on a severity whose finding
-has no score, or on ``== 0``), the search is the plain one above.
+with the load (inversely with a resource), from two on the same side it draws each gate's
+secant (the gated number against the load, or against the inverse of a resource: a number that
+is a fixed part plus a part in proportion to the load is a line there; a gate whose number does
+not move with the key has no frontier), and between a passing and a failing probe it
+interpolates the margins against the log value (regula falsi; a power law is a line there).
+The frontier is where the first gate flips (from a passing probe), or where the last failing
+one recovers (from a failing probe). Each guess aims half the precision inside the passing
+side, so that the next probe, one precision beyond, can close the search; a number that
+behaves as assumed is found in three to five probes from any start. Guesses are safeguarded: a
+guess that fails to halve the bracket is followed by a bisection, two short jumps that do not
+flip the verdict by a doubling, and no guess goes further than :data:`MAX_JUMP` at once.
+Without margins (a gate on a severity whose finding has no score, or on ``== 0``), the search
+is the plain one above.
 
 This module decides values only: it runs nothing (sim/cli/capacity.py runs each probe as a
 normal run with its report).
@@ -176,6 +179,8 @@ class FrontierSearch:
                 was = abs(math.log(b0.value / g0.value))
                 if abs(math.log(bad.value / good.value)) > was / 2:
                     return None
+        # Inside a bracket, each gate's margin is interpolated against the log value: a power
+        # law is a line there, and anything smooth nearly is once the bracket is narrow.
         xg, xb = math.log(good.value), math.log(bad.value)
         roots = [
             xg + (xb - xg) * good.margins[gate] / (good.margins[gate] - mb)
@@ -198,9 +203,14 @@ class FrontierSearch:
         for gate, m in seen.margins.items():
             if not seen.holds and m >= 0:
                 continue  # a gate that holds at a failing probe does not decide where to go
-            slope = self._slope(gate, seen)
-            if slope is not None:
-                steps.append(-m / slope * s)
+            others = [
+                p
+                for p in self.probes
+                if p.margins is not None and gate in p.margins and 0 < p.value != seen.value
+            ]
+            root = self._secant_root(seen, others[-1] if others else None, gate)
+            if root is not None:
+                steps.append(s * (root - x0))
         if not steps:
             return None
         # From a passing probe the first gate to flip, from a failing one the last to recover:
@@ -227,26 +237,32 @@ class FrontierSearch:
             return None
         return value
 
-    def _slope(self, gate: str, seen: Probe) -> float | None:
-        """d margin / d log value of ``gate`` at ``seen``: the secant through the latest other
-        probe with its margin, if it slopes the way a load or resource should (margins fall
-        towards failing); the proportional -1 (+1 for a resource) with no other probe; None
-        for a gate whose number does not move the expected way (it has no frontier)."""
-        expected = -self._toward_fail()
-        others = [
-            p
-            for p in self.probes
-            if p.margins is not None and gate in p.margins and p.value > 0 and p.value != seen.value
-        ]
-        if not others:
-            return expected
-        prev = others[-1]
-        assert prev.margins is not None
-        assert seen.margins is not None
-        k = (seen.margins[gate] - prev.margins[gate]) / (
-            math.log(seen.value) - math.log(prev.value)
-        )
-        return k if k * expected > 0 and abs(k) > 1e-3 else None
+    def _secant_root(self, a: Probe, b: Probe | None, gate: str) -> float | None:
+        """The log value where ``gate`` flips, on the line through ``a`` and ``b`` in the
+        plane of (load, gated ratio): the load is the value (its inverse for a resource) and
+        the ratio ``exp(-margin)`` (value over bound: 1 at the bound, rising towards failing).
+        A number that grows in proportion to a load plus a fixed part (rows the other videos
+        book) is a line there, so two probes find its frontier exactly. Without ``b``, the
+        line through the origin (proportional scaling). None when the line does not rise
+        towards failing: that gate's number does not move with the key."""
+        assert a.margins is not None
+
+        def point(p: Probe) -> tuple[float, float]:
+            assert p.margins is not None
+            load = p.value if self.find == "max" else 1.0 / p.value
+            return load, math.exp(-p.margins[gate])
+
+        ua, qa = point(a)
+        if b is None:
+            ub, qb = 0.0, 0.0
+        else:
+            ub, qb = point(b)
+        if ua == ub or (qa - qb) / (ua - ub) <= 1e-12 * max(qa, qb) / max(abs(ua), abs(ub)):
+            return None
+        root = ua + (1.0 - qa) * (ua - ub) / (qa - qb)
+        if root <= 0:
+            return None
+        return math.log(root) if self.find == "max" else -math.log(root)
 
     def _aim(self, root: float, bracket: tuple[float, float], tried: set[float]) -> float | None:
         """The value to probe for a frontier estimated at log value ``root`` inside
