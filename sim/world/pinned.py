@@ -30,6 +30,19 @@ from sim.world.scalar import curve_value
 from sim.world.traffic import TrafficClock
 
 DRAFT_COLUMNS = ("offset", "rate", "burst", "half", "surge", "surge_at", "rise", "decay")
+"""The curve columns a pin sets (its start hours come from its age)."""
+_CURVE_ORDER = (
+    "offset",
+    "start_hours",
+    "rate",
+    "burst",
+    "half",
+    "surge",
+    "surge_at",
+    "rise",
+    "decay",
+)
+"""The column order of :func:`sim.world.scalar.curve_value` (flags last)."""
 
 
 class PinnedCurves(NamedTuple):
@@ -166,20 +179,6 @@ def _recounts(first: InitialCatalog, scenario: Scenario, rows: I8) -> tuple[I8, 
         frac[j, : len(steps)] = [r.fraction for r in steps]
     order = np.argsort(index, kind="stable")
     return index[order], ms[order], frac[order]
-
-
-_CURVE_ORDER = (
-    "offset",
-    "start_hours",
-    "rate",
-    "burst",
-    "half",
-    "surge",
-    "surge_at",
-    "rise",
-    "decay",
-)
-"""The column order of :func:`sim.world.scalar.curve_value` (flags last)."""
 
 
 def _flags(d: Draft, k: int) -> int:
