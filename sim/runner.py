@@ -326,8 +326,7 @@ def _run_packed(
     * the worker's own objects (distributed, tornado, their caches) would be traversed by every
       full collection the run's allocations trigger; ``gc.freeze`` sets them aside.
 
-    bench/dask_overhead.py, 16 points, three alternating rounds: the cluster took a median 0.90
-    of local processes' time (1.14 before, with only the workers' profiler off)."""
+    What they gain: docs/performance.md, "A point on a Dask worker" (bench/dask_overhead.py)."""
     import tempfile
 
     _undo_nanny_malloc_trim()
@@ -354,8 +353,7 @@ def _undo_nanny_malloc_trim() -> None:
     A Dask nanny starts its worker with ``MALLOC_TRIM_THRESHOLD_=65536``
     (``distributed.nanny.pre-spawn-environ``), so that workers hand memory back to the system.
     Setting it also freezes glibc's mmap threshold at 128 KiB: every numpy temporary above that
-    is mapped and unmapped again, page faults included, and a 2-day baseline run takes 8 % longer
-    (3.78 s against 3.49 s, each alone on this machine). Here the worker's own heap gets glibc's
+    is mapped and unmapped again, page faults included. Here the worker's own heap gets glibc's
     dynamic ceilings back (``mallopt``: mmap threshold 32 MiB, trim threshold 64 MiB), and the
     processes the run starts (the metric reducers) an environment without the variable. A
     process the nanny did not start is left alone."""

@@ -156,6 +156,7 @@ def capacity(
     what = "largest" if direction == "max" else "smallest"
     say(f"finding the {what} {key} at which {len(base.expect.root)} gate(s) hold -> {out}/")
     started = time.perf_counter()
+    conditions = base.expect.conditions()
     probes: list[dict[str, Any]] = []
     partial = False
     while (value := search.next_value()) is not None:
@@ -168,7 +169,6 @@ def capacity(
         partial_run = any(p for _, p in outcomes)
         per_seed = [evaluate(base.expect, m) for m, _ in outcomes]
         margins = probe_margins(per_seed)
-        conditions = base.expect.conditions()
         held = [all(v.passed for v in vs) for vs in per_seed]
         holds = not partial_run and all(held)
         # The gates shown for a probe: the first seed's that failed, else the first seed's.

@@ -148,9 +148,8 @@ def run(
                 handle_sigint=True,
             )
             result = run_scenario(scenario, build_cvsa_model, options)
-    except (
-        ScenarioError
-    ) as exc:  # found only once the world is drawn (a pinned aid, sim.world.pinned)
+    except ScenarioError as exc:
+        # Found only once the world is drawn: a pinned aid an arrival has (sim.world.pinned).
         for problem in exc.problems:
             click.echo(f"error: {scenario_path}: {problem}", err=True)
         sys.exit(EXIT_USAGE)

@@ -112,33 +112,31 @@ class FrontierSearch:
 
     def next_value(self) -> float | None:
         """The next value to probe, or None when the search is over."""
-        value = self._next(guess := [False])
-        self._last_guess = value if guess[0] else None
+        value, guessed = self._next()
+        self._last_guess = value if guessed else None
         return value
 
-    def _next(self, guess: list[bool]) -> float | None:
+    def _next(self) -> tuple[float | None, bool]:
+        """The next value, and whether it is a guess (interpolated) rather than a doubling, a
+        halving or a bisection."""
         tried = {p.value for p in self.probes}
         if self.low is not None and self.high is not None:
-            return self._within_bounds(tried, guess)
+            return self._within_bounds(tried)
         if not self.probes:
             first = self.low if self.low is not None else self.high
-            return self._round(self.start if first is None else first)
+            return self._round(self.start if first is None else first), False
         good, bad = self._best_pass(), self._best_fail()
         if good is None or bad is None:
             jump = self._jump(good or bad, tried)
-            if jump is not None:
-                guess[0] = True
-                return jump
-            return self._expand(good, bad)
+            return (jump, True) if jump is not None else (self._expand(good, bad), False)
         if self._narrow_enough(good.value, bad.value):
-            return None
+            return None, False
         between = self._between(good, bad, tried)
         if between is not None:
-            guess[0] = True
-            return between
-        return self._bisect(good.value, bad.value, tried)
+            return between, True
+        return self._bisect(good.value, bad.value, tried), False
 
-    def _within_bounds(self, tried: set[float], guess: list[bool]) -> float | None:
+    def _within_bounds(self, tried: set[float]) -> tuple[float | None, bool]:
         """Bisect ``[low, high]`` as if its ends had the verdicts a frontier inside needs (a
         load holds at ``low`` and fails at ``high``), probing an end only to confirm the
         answer at the end of the search: a bracket the user gave costs no probe of its own."""
@@ -149,17 +147,16 @@ class FrontierSearch:
         seen = self.probes + [p for p in assumed if p.value not in tried]
         good, bad = _best(seen, True, self.find), _best(seen, False, self.find)
         if good is None or bad is None:
-            return None  # an end was probed and contradicts the bracket: no frontier inside
+            return None, False  # an end was probed and contradicts the bracket: none inside
         if self._narrow_enough(good.value, bad.value):
             unconfirmed = [p.value for p in (good, bad) if p.value not in tried]
-            return unconfirmed[0] if unconfirmed else None
+            return (unconfirmed[0] if unconfirmed else None), False
         between = self._between(good, bad, tried)
         if between is None and self.probes and min(good.value, bad.value) > 0:
             between = self._jump(self.probes[-1], tried, inside=(good.value, bad.value))
         if between is not None:
-            guess[0] = True
-            return between
-        return self._bisect(good.value, bad.value, tried)
+            return between, True
+        return self._bisect(good.value, bad.value, tried), False
 
     # -- interpolation (module docstring) ----------------------------------------------------
     def _toward_fail(self) -> float:

@@ -23,26 +23,13 @@ from sim.scenario.parse import ScenarioError
 from sim.units import HOUR_MS
 from sim.world import families as fm
 from sim.world.catalog import InitialCatalog
-from sim.world.curves import FRESH_BIT, NEVER_MS, SURGE_BIT, Family
+from sim.world.curves import NEVER_MS, Family
 from sim.world.families import I8, Draft
 from sim.world.ids import AidCodec
-from sim.world.scalar import curve_value
 from sim.world.traffic import TrafficClock
 
 DRAFT_COLUMNS = ("offset", "rate", "burst", "half", "surge", "surge_at", "rise", "decay")
 """The curve columns a pin sets (its start hours come from its age)."""
-_CURVE_ORDER = (
-    "offset",
-    "start_hours",
-    "rate",
-    "burst",
-    "half",
-    "surge",
-    "surge_at",
-    "rise",
-    "decay",
-)
-"""The column order of :func:`sim.world.scalar.curve_value` (flags last)."""
 
 
 class PinnedCurves(NamedTuple):
@@ -77,24 +64,24 @@ def pinned_curves(scenario: Scenario, clock: TrafficClock) -> PinnedCurves:
     views = np.array([float(v.views) for v in pins])
     d.offset = np.maximum(views - own, 0.0)
     hours = clock.hours(scenario.start_ms)
-    for k, v in enumerate(pins):
-        cols = (*([float(getattr(d, c)[k])] for c in _CURVE_ORDER), [_flags(d, k)])
-        while curve_value(cols, _no_drop, 0, hours, scenario.start_ms) < v.views:
+    for k, v in enumerate(pins):  # the table's own scalar path: what the upstream will answer
+        while d.table().value(k, hours, scenario.start_ms) < v.views:
             d.offset[k] = np.nextafter(d.offset[k], np.inf)
-            cols = ([float(d.offset[k])], *cols[1:])
     return PinnedCurves(d, own.tolist())
 
 
-def pin_problems(scenario: Scenario) -> list[str]:
+def pin_problems(scenario: Scenario, curves: PinnedCurves | None = None) -> list[str]:
     """Pinned videos whose ``views`` at the start are fewer than their own growth since
     publication gives (the curve would have started below zero views). Cheap: the commands
-    ask it at load, before anything runs, and the world again when it is built."""
+    ask it at load, before anything runs, and the world again, with the ``curves`` it builds
+    from, when it is drawn."""
     if not scenario.world.videos:
         return []
+    if curves is None:
+        cur = scenario.curves
+        clock = TrafficClock(cur.hourly_profile, cur.day_night_amplitude, scenario.timezone)
+        curves = pinned_curves(scenario, clock)
     out = []
-    cur = scenario.curves
-    clock = TrafficClock(cur.hourly_profile, cur.day_night_amplitude, scenario.timezone)
-    curves = pinned_curves(scenario, clock)
     for k, (v, own) in enumerate(zip(scenario.world.videos, curves.offset_needed, strict=True)):
         if v.views + 0.5 < own:
             out.append(
@@ -134,14 +121,14 @@ def pinned_rows(first: InitialCatalog, scenario: Scenario, codec: AidCodec, n: i
 
 
 def apply_pins(
-    first: InitialCatalog, scenario: Scenario, clock: TrafficClock, rows: I8
+    first: InitialCatalog, scenario: Scenario, pinned: PinnedCurves, rows: I8
 ) -> InitialCatalog:
     """``first`` with the pinned videos in ``rows`` (curves, family, kind, publication and
     recount steps replaced; the draws of every other row untouched)."""
     pins = scenario.world.videos
     if not pins:
         return first
-    curves = pinned_curves(scenario, clock).draft
+    curves = pinned.draft
     published, family, is_song = (
         first.published_ms.copy(),
         first.family.copy(),
@@ -179,11 +166,3 @@ def _recounts(first: InitialCatalog, scenario: Scenario, rows: I8) -> tuple[I8, 
         frac[j, : len(steps)] = [r.fraction for r in steps]
     order = np.argsort(index, kind="stable")
     return index[order], ms[order], frac[order]
-
-
-def _flags(d: Draft, k: int) -> int:
-    return (FRESH_BIT if d.burst[k] > 0 else 0) | (SURGE_BIT if d.surge[k] > 0 else 0)
-
-
-def _no_drop(i: int, t_ms: int) -> int:
-    return 0

@@ -24,7 +24,7 @@ from sim.world.catalog import B1, I1, InitialCatalog, draw_initial
 from sim.world.curves import NEVER_MS, RECOUNT_BIT, CurveTable, RecountSteps
 from sim.world.families import I8, Draft
 from sim.world.ids import AID_BASE, AID_STRIDE, AidCodec
-from sim.world.pinned import apply_pins, pin_problems, pinned_rows
+from sim.world.pinned import apply_pins, pin_problems, pinned_curves, pinned_rows
 from sim.world.scalar import ScalarWorld
 from sim.world.traffic import TrafficClock
 from sim.world.truth import Crossings, find_crossings
@@ -128,7 +128,8 @@ class World:
         """Draw the whole world of ``scenario`` from ``streams`` (idempotent for equal seeds)."""
         cur = scenario.curves
         clock = TrafficClock(cur.hourly_profile, cur.day_night_amplitude, scenario.timezone)
-        problems = pin_problems(scenario)
+        pins = pinned_curves(scenario, clock)
+        problems = pin_problems(scenario, pins)
         if problems:
             raise ScenarioError(problems)
         first = draw_initial(scenario, streams, clock)
@@ -137,7 +138,7 @@ class World:
         codec = AidCodec(scenario.seed)
         aid = codec.aids(np.arange(n0 + len(late), dtype=np.int64))
         rows = pinned_rows(first, scenario, codec, len(aid))
-        first = apply_pins(first, scenario, clock, rows)
+        first = apply_pins(first, scenario, pins, rows)
         pinned = {v.aid: int(i) for v, i in zip(scenario.world.videos, rows, strict=True)}
         aid[rows] = list(pinned)
         table = _with_recounts(Draft.concat([first.draft, late_draft]).table(), first, clock)
