@@ -17,11 +17,18 @@ in-memory backend never suspends, so a call costs its coroutine and no I/O.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Final, Literal, NamedTuple, Protocol
 
+from sim.cvsa.job_table import JobSpec, JobState, RunRow
 from sim.cvsa.params import MilestoneLadder
-from sim.cvsa.vocabulary import ScheduleStatus, ScheduleType, UpstreamErrorKind
+from sim.cvsa.vocabulary import (
+    RunStatus,
+    RunTrigger,
+    ScheduleStatus,
+    ScheduleType,
+    UpstreamErrorKind,
+)
 from sim.units import Ms
 
 ACTIVE_STATUSES: Final = (ScheduleStatus.PENDING, ScheduleStatus.PROCESSING)
@@ -365,6 +372,92 @@ class LockManager(Protocol):
 class Counter(WindowCounter, LockManager, Protocol):
     """The window counts and the dispatcher locks, which share one Redis in the deployed code
     (reference §2.8): what ``--counter`` names."""
+
+
+class JobReads(Protocol):
+    """Reads of seed 001's job table (``scheduled_job``) and runs table (``scheduled_job_run``)."""
+
+    async def jobs(self) -> list[JobState]:
+        """Every registered job, in the order they were first registered (a round's read)."""
+        ...
+
+    async def runs(self, job: str) -> list[RunRow]:
+        """The runs of ``job`` still kept (oldest first, at most ``runs_kept`` finished ones
+        plus a running one)."""
+        ...
+
+
+class JobWrites(Protocol):
+    """Writes of the job and runs tables; each method is one transaction."""
+
+    async def register_job(self, spec: JobSpec, next_run_at_ms: Ms) -> bool:
+        """Insert the job with ``next_run_at_ms`` unless it exists (a later registration, by
+        another process, keeps the row and its times: seed 001 "登记与用户修改"). True if
+        inserted."""
+        ...
+
+    async def start_run(
+        self,
+        job: str,
+        trigger: RunTrigger,
+        planned_ms: Ms,
+        now_ms: Ms,
+        holder: str,
+        slot_of: Callable[[int], str],
+    ) -> int | None:
+        """Start a run: insert a ``running`` run row (its slot is ``slot_of(run id)``), mark the
+        job running and clear its ``run_requested_at``. None, and nothing written, if the job
+        has a running run already (no re-entry, enforced by the row itself)."""
+        ...
+
+    async def finish_run(
+        self,
+        run_id: int,
+        status: RunStatus,
+        now_ms: Ms,
+        next_run_at_ms: Ms,
+        error: str,
+        runs_kept: int,
+    ) -> bool:
+        """End a ``running`` run: its status, end time and error; the job is no longer running
+        and runs next at ``next_run_at_ms``; the job's runs beyond the newest ``runs_kept``
+        are deleted. False, and nothing written, if the run is not running (a successor marked
+        it interrupted)."""
+        ...
+
+    async def request_run(self, job: str, now_ms: Ms) -> bool:
+        """立即执行: set ``run_requested_at`` unless a request is pending or a run is running
+        (then the request is merged). True when queued (``queued: true``)."""
+        ...
+
+    async def skip_run(self, job: str, now_ms: Ms, next_run_at_ms: Ms, runs_kept: int) -> int:
+        """跳过本次: move ``next_run_at`` and record a ``trigger=skip`` run (status
+        ``skipped``); returns its id."""
+        ...
+
+    async def interrupt_runs(self, now_ms: Ms, error: str) -> list[RunRow]:
+        """中断恢复: every ``running`` run becomes ``failed`` with ``error``, its job no longer
+        running (``next_run_at`` untouched). The runs as they were, oldest first."""
+        ...
+
+
+class SchedulerLock(Protocol):
+    """The lock that makes one process the table's executor (seed 001: ``pg_try_advisory_lock``
+    on a dedicated connection; a process that dies loses it with its connection)."""
+
+    async def try_lock(self, holder: str) -> bool:
+        """Take the lock for ``holder`` unless another holds it; True if ``holder`` holds it
+        now (taking it again is a no-op)."""
+        ...
+
+    async def drop_lock(self, holder: str) -> None:
+        """``holder`` loses the lock (its process died: the connection is gone)."""
+        ...
+
+
+class JobTable(JobReads, JobWrites, SchedulerLock, Protocol):
+    """Seed 001's tables and lock, in the store's database: what the ``table`` periodic policy
+    runs on."""
 
 
 class VideoStats(NamedTuple):

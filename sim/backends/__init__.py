@@ -24,12 +24,13 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, cast
 
 from sim.backends.errors import BackendError, redact
 from sim.backends.memory import MemoryStore, MemoryWindowCounter
+from sim.backends.memory.jobs import MemoryJobTable
 from sim.backends.reference import ReferenceStore, ReferenceWindowCounter
-from sim.ports import Counter, Store
+from sim.ports import Counter, JobTable, Store
 
 Reservation = Literal["loop", "lua"]
 SqliteDriver = Literal["auto", "sqlite3", "aiosqlite"]
@@ -116,12 +117,30 @@ def make_counter(spec: BackendSpec) -> Counter:
     )
 
 
+def make_job_table(store: Store) -> JobTable:
+    """Seed 001's job table beside ``store``: in its database when it is an SQL store (the
+    tables and the executor lock live there, :mod:`sim.backends.sql_jobs`), else in memory."""
+    if hasattr(store, "start_run"):
+        return cast(JobTable, store)
+    return MemoryJobTable()
+
+
 @dataclass
 class Backends:
-    """A run's store and counter."""
+    """A run's store, counter and job table (the job table defaults to the store's)."""
 
     store: Store
     counter: Counter
+    jobs: JobTable | None = None
+
+    def __post_init__(self) -> None:
+        if self.jobs is None:
+            self.jobs = make_job_table(self.store)
+
+    @property
+    def job_table(self) -> JobTable:
+        assert self.jobs is not None  # set by __post_init__
+        return self.jobs
 
     @property
     def needs_asyncio(self) -> bool:
@@ -187,6 +206,7 @@ __all__ = [
     "Backends",
     "Counter",
     "Lifecycle",
+    "MemoryJobTable",
     "MemoryStore",
     "MemoryWindowCounter",
     "ReferenceStore",
@@ -194,6 +214,7 @@ __all__ = [
     "Store",
     "make_backends",
     "make_counter",
+    "make_job_table",
     "make_store",
     "open_backends",
     "redact",

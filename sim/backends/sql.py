@@ -56,6 +56,10 @@ TABLES = (
     "eta",
     "songs",
     "bilibili_metadata",
+    # Seed 001's job and runs tables and SQLite's executor lock (sim.backends.sql_jobs).
+    "scheduled_job",
+    "scheduled_job_run",
+    "scheduler_lock",
     OWNER_TABLE,
 )
 """Every table sim creates (what ``reset`` drops when it does not own the whole place)."""

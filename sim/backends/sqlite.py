@@ -1,7 +1,8 @@
 """The store on a SQLite file (``--store sqlite:PATH``).
 
-The queries are :class:`sim.backends.sql.SqlStore`'s; this file opens the connection and owns
-the file. Two drivers, one set of queries, the same event log
+The queries are :class:`sim.backends.sql.SqlStore`'s and
+:class:`sim.backends.sql_jobs.SqlJobTable`'s (seed 001's executor lock is a row here); this file
+opens the connection and owns the file. Two drivers, one set of queries, the same event log
 (tests/backends/test_sql_equivalence.py):
 
 * ``sqlite3`` (virtual-clock runs, the default there): the stdlib module, called inline. A
@@ -37,14 +38,15 @@ import trio
 import trio_asyncio
 
 from sim.backends.errors import BackendError
-from sim.backends.sql import OWNER_MARKER, OWNER_TABLE, TABLES, Row, SqlStore
+from sim.backends.sql import OWNER_MARKER, OWNER_TABLE, TABLES, Row
+from sim.backends.sql_jobs import SqlJobTable
 
 Driver = Literal["sqlite3", "aiosqlite"]
 
 
-class SqliteStore(SqlStore):
-    """The schedule and snapshot stores in the SQLite database at ``path``, through
-    ``driver`` (see the module docstring)."""
+class SqliteStore(SqlJobTable):
+    """The schedule and snapshot stores and seed 001's job table in the SQLite database at
+    ``path``, through ``driver`` (see the module docstring)."""
 
     def __init__(
         self, path: str | Path, *, reset: bool = False, driver: Driver = "sqlite3"

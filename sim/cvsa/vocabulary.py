@@ -1,4 +1,5 @@
-"""The words of the scheduler: schedule types, schedule statuses, upstream error kinds.
+"""The words of the scheduler: schedule types, schedule statuses, upstream error kinds, and the
+statuses and triggers of a table-driven periodic job's runs (seed 001).
 
 Each is one enum, declared once here; everything else derives from it: the port type hints
 (:mod:`sim.ports`), the event-log code tables (:mod:`sim.events.cvsa_kinds`: a word's code is its
@@ -61,6 +62,23 @@ class UpstreamErrorKind(StrEnum):
     TIMEOUT = "timeout"
     HTTP_429 = "http_429"
     HTTP_5XX = "http_5xx"
+
+
+class RunStatus(StrEnum):
+    """``scheduled_job_run.status``: a run of a table-driven periodic job (seed 001 "调度语义")."""
+
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    SKIPPED = "skipped"  # 跳过本次, or a run its job's own conditions declined
+
+
+class RunTrigger(StrEnum):
+    """``scheduled_job_run.trigger``: why a run happened (seed 001 "调度语义")."""
+
+    SCHEDULE = "schedule"  # due: next_run_at <= now
+    MANUAL = "manual"  # 立即执行: run_requested_at was set
+    SKIP = "skip"  # 跳过本次: the history row of a skipped run
 
 
 class VideoUnavailable(IntEnum):

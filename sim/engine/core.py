@@ -344,8 +344,8 @@ class Engine:
     def _finish(self, proc: Process, value: Any, exc: BaseException | None) -> None:
         if proc.dead:  # killed: kill() promises that nobody hears of its end
             return
-        # A job scheduler's lazy header closes over its process (jobs.py `_announcer`): dropping
-        # it here breaks that cycle, which would otherwise be left to the garbage collector.
+        # An iteration's lazy header closes over its process (jobs.py `IterationLog.announcer`):
+        # dropping it here breaks that cycle, which the garbage collector would otherwise break.
         proc.lazy = None
         if proc.on_done is not None:
             proc.on_done(value, exc)

@@ -189,7 +189,7 @@ class Queue:
             name = job.name_idx if sched is None else sched.name_idx
             self._emit_lost(eng.now, self.name_idx, job.id, name, job.due_ms)
             if sched is not None:
-                sched._announced.discard(job.due_ms)
+                sched.forget(job.due_ms)
             lost.append(job)
         self.active -= len(self.running)
         self.running.clear()
@@ -223,7 +223,7 @@ class Queue:
             self._emit_started(eng.now, self.name_idx, job.id, job.name_idx, job.due_ms)
         else:
             sched._on_start(job.due_ms)
-            proc.lazy = sched._announcer(job.due_ms, proc)
+            proc.lazy = sched.announcer(job.due_ms, proc)
         eng.start_now(proc)
 
     def _done(self, job: Job, serial: int, value: Any, exc: BaseException | None) -> None:
@@ -237,12 +237,78 @@ class Queue:
         if sched is None:
             self._emit_finished(eng.now, self.name_idx, job.id, job.name_idx, ok)
         else:
-            sched._on_finish(job.due_ms, ok)
+            sched.finished(job.due_ms, ok)
         self.active -= 1
         self._pump()
 
 
-class JobScheduler:
+class IterationLog:
+    """How the iterations of one periodic job are logged, whoever runs them (a BullMQ job
+    scheduler here, seed 001's table executor in :mod:`sim.scheduler.table_runner`).
+
+    An iteration is announced (``IterationStarted``) only when its process logs something:
+    :meth:`announcer` is the process's lazy header. One that finishes without logging is idle
+    and joins the current run of idle iterations (``IdleIterations``); a failed one is always
+    announced."""
+
+    def __init__(self, engine: Engine, name: str) -> None:
+        self.engine = engine
+        self.name = name
+        log = engine.log
+        self.name_idx = log.name(name)
+        self._emit_idle = log.emitter(IdleIterations)
+        self._emit_started = log.emitter(IterationStarted)
+        self._emit_finished = log.emitter(IterationFinished)
+        self._idle_first: Ms | None = None
+        self._idle_last: Ms = 0
+        self._idle_count = 0
+        self._announced: set[Ms] = set()
+        engine.finalizers.append(self.flush_idle)
+
+    def announcer(self, due: Ms, proc: Process) -> Callable[[], None]:
+        """The lazy header of the process running the iteration due at ``due``."""
+
+        def announce() -> None:
+            proc.lazy = None
+            self.engine.log.lazy = None
+            self.flush_idle()
+            self._emit_started(self.engine.now, self.name_idx, due)
+            self._announced.add(due)
+
+        return announce
+
+    def finished(self, due: Ms, ok: int) -> None:
+        """The iteration due at ``due`` ended (``ok`` 0: it failed)."""
+        if due in self._announced:
+            self._announced.discard(due)
+            self._emit_finished(self.engine.now, self.name_idx, due, ok)
+        elif ok:
+            self.add_idle(due, due, 1)
+        else:
+            # A failure is never idle: announce it so that it shows in the log.
+            self.flush_idle()
+            self._emit_started(self.engine.now, self.name_idx, due)
+            self._emit_finished(self.engine.now, self.name_idx, due, ok)
+
+    def forget(self, due: Ms) -> None:
+        """The iteration due at ``due`` was lost with its process: it never finishes."""
+        self._announced.discard(due)
+
+    def add_idle(self, first: Ms, last: Ms, n: int) -> None:
+        if self._idle_first is None:
+            self._idle_first = first
+        self._idle_last = last
+        self._idle_count += n
+
+    def flush_idle(self) -> None:
+        """Write the current idle streak, if any."""
+        if self._idle_first is not None:
+            first, last, n = self._idle_first, self._idle_last, self._idle_count
+            self._idle_first, self._idle_count = None, 0
+            self._emit_idle(self.engine.now, self.name_idx, first, last, n)
+
+
+class JobScheduler(IterationLog):
     """BullMQ ``upsertJobScheduler(name, {every})`` on a queue (module docstring)."""
 
     def __init__(
@@ -257,28 +323,17 @@ class JobScheduler:
     ) -> None:
         if every_ms <= 0:
             raise ValueError(f"job scheduler {name}: every must be > 0 ms (got {every_ms})")
+        super().__init__(queue.engine, name)
         self.queue = queue
-        self.engine = queue.engine
-        self.name = name
         self.every_ms = every_ms
         self.processor = processor
         self.index = index
         self.idle_until = idle_until
-        log = self.engine.log
-        self.name_idx = log.name(name)
-        self._emit_idle = log.emitter(IdleIterations)
-        self._emit_started = log.emitter(IterationStarted)
-        self._emit_finished = log.emitter(IterationFinished)
-        self._emit_missed = log.emitter(IterationsMissed)
+        self._emit_missed = self.engine.log.emitter(IterationsMissed)
         first = self.engine.now
         self.offset_ms = first % every_ms
         self.next_due: Ms = first
-        self._idle_first: Ms | None = None
-        self._idle_last: Ms = 0
-        self._idle_count = 0
-        self._announced: set[Ms] = set()
         self.engine.push_iteration(first, index, self)
-        self.engine.finalizers.append(self.flush_idle)
 
     def on_due(self) -> None:
         """The pending iteration is due: it joins the queue's wait list (no priority, §1.4)."""
@@ -305,7 +360,7 @@ class JobScheduler:
         if horizon <= due:
             return
         n = -(-(horizon - due) // every)
-        self._add_idle(due, due + (n - 1) * every, n)
+        self.add_idle(due, due + (n - 1) * every, n)
         self.next_due = due + n * every
 
     def _on_start(self, due: Ms) -> None:
@@ -319,38 +374,3 @@ class JobScheduler:
             self._emit_missed(now, self.name_idx, missed, nxt)
         self.next_due = nxt
         self.engine.push_iteration(nxt, self.index, self)
-
-    def _announcer(self, due: Ms, proc: Process) -> Callable[[], None]:
-        def announce() -> None:
-            proc.lazy = None
-            self.engine.log.lazy = None
-            self.flush_idle()
-            self._emit_started(self.engine.now, self.name_idx, due)
-            self._announced.add(due)
-
-        return announce
-
-    def _on_finish(self, due: Ms, ok: int) -> None:
-        if due in self._announced:
-            self._announced.discard(due)
-            self._emit_finished(self.engine.now, self.name_idx, due, ok)
-        elif ok:
-            self._add_idle(due, due, 1)
-        else:
-            # A failure is never idle: announce it so that it shows in the log.
-            self.flush_idle()
-            self._emit_started(self.engine.now, self.name_idx, due)
-            self._emit_finished(self.engine.now, self.name_idx, due, ok)
-
-    def _add_idle(self, first: Ms, last: Ms, n: int) -> None:
-        if self._idle_first is None:
-            self._idle_first = first
-        self._idle_last = last
-        self._idle_count += n
-
-    def flush_idle(self) -> None:
-        """Write the current idle streak, if any."""
-        if self._idle_first is not None:
-            first, last, n = self._idle_first, self._idle_last, self._idle_count
-            self._idle_first, self._idle_count = None, 0
-            self._emit_idle(self.engine.now, self.name_idx, first, last, n)

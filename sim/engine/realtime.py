@@ -65,6 +65,8 @@ class RealClockEngine(Engine):
             if iters and (not heap or iters[0][0] <= heap[0][0]):
                 t = iters[0][0]
                 if t > until_ms:
+                    if await self._wait_for_entries(until_ms):
+                        continue
                     break
                 if t > waited_to:
                     if not await self._wait_for(t):
@@ -78,6 +80,10 @@ class RealClockEngine(Engine):
                 entry = heap[0]
                 t = entry[0]
                 if t > until_ms:
+                    # Past the end, unless a running process (concurrent engine) still queues
+                    # an earlier entry: a job that reschedules itself when it ends.
+                    if await self._wait_for_entries(until_ms):
+                        continue
                     break
                 if t > waited_to:
                     if not await self._wait_for(t):

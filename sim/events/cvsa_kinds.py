@@ -1,4 +1,5 @@
-"""Event kinds of the CVSA scheduler model (codes 100-199) and the word tables they use.
+"""Event kinds of the CVSA scheduler model (codes 100-129; seed 001's job-table runner has 130-139
+in :mod:`sim.events.table_kinds`) and the word tables they use.
 
 The word tables are declared here, with the kinds, so that every log header carries them however
 the process imported ``sim``. The tables of schedule types, statuses and upstream error kinds are

@@ -53,6 +53,8 @@ def event(code: int) -> Any:
             raise TypeError(f"{cls.__name__}: every field must be int (not: {', '.join(bad)})")
         if code in KINDS:
             raise ValueError(f"event code {code} is used by {KINDS[code].name} and {cls.__name__}")
+        if cls.__name__ in BY_NAME:
+            raise ValueError(f"event name {cls.__name__} is used twice")
         kind = EventKind(code, cls.__name__, names[2:], cls, (cls.__doc__ or "").strip())
         KINDS[code] = kind
         BY_RECORD[cls] = kind

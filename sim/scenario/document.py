@@ -16,6 +16,7 @@ from sim.scenario.backends import BackendsSection
 from sim.scenario.design import DesignOverrides, show_param
 from sim.scenario.expect import ExpectSection
 from sim.scenario.faults import Fault
+from sim.scenario.periodic import PeriodicSection
 from sim.scenario.scheduler import SchedulerSection
 from sim.scenario.switches import SwitchOverrides
 from sim.scenario.thresholds import FindingsSection
@@ -23,7 +24,7 @@ from sim.scenario.types import DurationMs, InstantMs, Section, UtcOffsetMs
 from sim.scenario.upstream import UpstreamSection
 from sim.scenario.world import ArrivalsSection, CatalogSection, CurvesSection
 from sim.scenario.world_videos import WorldSection
-from sim.units import DEFAULT_EPOCH_MS, HOUR_MS
+from sim.units import DEFAULT_EPOCH_MS, HOUR_MS, format_duration_ms
 
 
 class EngineSection(Section):
@@ -62,6 +63,8 @@ class Scenario(Section):
     design: DesignOverrides = DesignOverrides()
     """Overrides of the profile's numbers (sim.cvsa.params; docs/profiles.md)."""
     scheduler: SchedulerSection = SchedulerSection()
+    periodic: PeriodicSection = PeriodicSection()
+    """How the periodic jobs run: BullMQ job schedulers or seed 001's job table."""
     upstream: UpstreamSection = UpstreamSection()
     faults: list[Fault] = Field(default_factory=list)
     """What goes wrong, and when (``[[faults]]``, sim.scenario.faults)."""
@@ -103,6 +106,16 @@ class Scenario(Section):
                 raise ValueError(
                     f"world.videos[{i}].recounts: a correction {late[0]} ms after the start "
                     f"falls after the run's end (duration {self.duration} ms)"
+                )
+        return self
+
+    @model_validator(mode="after")
+    def _actions_fit(self) -> Scenario:
+        for i, action in enumerate(self.periodic.actions):
+            if action.at >= self.duration:
+                raise ValueError(
+                    f"periodic.actions[{i}].at = {format_duration_ms(action.at)} falls after the "
+                    f"run's end (duration {format_duration_ms(self.duration)})"
                 )
         return self
 

@@ -19,10 +19,12 @@ import annotated_types as at
 from pydantic import BaseModel, TypeAdapter
 from pydantic.fields import FieldInfo
 
+from sim.cvsa.job_table import PERIODIC_JOBS
 from sim.scenario import types as T
 from sim.scenario.design import DesignOverrides
 from sim.scenario.document import Scenario
 from sim.scenario.faults import Fault, _signed
+from sim.scenario.periodic import PeriodicJobSection, RunAction
 from sim.scenario.switches import SwitchOverrides
 from sim.scenario.types import Section
 from sim.scenario.world_videos import FAMILY_TERMS, PinnedVideo, Recount
@@ -65,6 +67,7 @@ def render_markdown() -> str:
     lines += _table("Top level", Scenario)
     for path, model, default in _sections("", Scenario, None):
         lines += _table(f"`[{path}]`", model, default)
+    lines += _periodic()
     lines += _faults()
     lines += _pinned()
     lines += _special()
@@ -90,7 +93,7 @@ def _section_type(ann: Any) -> type[BaseModel] | None:
     return ann if isinstance(ann, type) and issubclass(ann, Section) else None
 
 
-_ELSEWHERE = ("switches", "design", "expect", "kind", "faults", "videos")
+_ELSEWHERE = ("switches", "design", "expect", "kind", "faults", "videos", "jobs", "actions")
 """Keys with a section of their own below (``_special``, ``_faults``, ``_pinned``)."""
 
 
@@ -230,6 +233,25 @@ def _faults() -> list[str]:
     for model in typing.get_args(union):
         kind = typing.get_args(model.model_fields["kind"].annotation)[0]
         out += [line.replace("## ", "### ", 1) for line in _table(f'`kind = "{kind}"`', model)]
+    return out
+
+
+def _periodic() -> list[str]:
+    """The tables inside ``[periodic]`` (a dict and a list of tables: not found by
+    :func:`_sections`)."""
+    out = [
+        "## `[periodic.jobs.<name>]` and `[[periodic.actions]]`",
+        "",
+        'Under `[periodic] policy = "table"`: a job\'s own schedule (the jobs are '
+        + ", ".join(f"`{name}`" for name in PERIODIC_JOBS)
+        + "), and operators' requests; see [periodic.md](periodic.md).",
+        "",
+    ]
+    out += [
+        line.replace("## ", "### ", 1)
+        for line in _table("`[periodic.jobs.<name>]`", PeriodicJobSection)
+    ]
+    out += [line.replace("## ", "### ", 1) for line in _table("`[[periodic.actions]]`", RunAction)]
     return out
 
 

@@ -25,6 +25,16 @@ class TickHealthThresholds(Section):
     workers, not the ticks, are then what makes snapshots late)."""
 
 
+class PeriodicThresholds(Section):
+    """``[findings.periodic]``: periodic work run more than once (finding ``periodic``)."""
+
+    warn_twice: int = Field(default=1, ge=1)
+    """Warn when this many slots of the periodic jobs ran in two deployments (work done twice:
+    two deployments without a single executor, docs/periodic.md)."""
+    warn_reentries: int = Field(default=1, ge=1)
+    """Warn when this many runs started while another run of their job was still running."""
+
+
 class LostWorkThresholds(Section):
     """``[findings.lost_work]``: rows deleted without a snapshot, work lost or repeated."""
 
@@ -127,6 +137,7 @@ class FindingsSection(Section):
     """``[findings]``: one sub-table per finding."""
 
     ticks: TickHealthThresholds = TickHealthThresholds()
+    periodic: PeriodicThresholds = PeriodicThresholds()
     lost_work: LostWorkThresholds = LostWorkThresholds()
     lateness: LatenessThresholds = LatenessThresholds()
     capacity: CapacityThresholds = CapacityThresholds()

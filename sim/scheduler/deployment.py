@@ -17,15 +17,16 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any, Protocol, cast
 
+from sim.cvsa.job_table import JobSpec, periodic_periods_ms, zone
 from sim.cvsa.params import Params
 from sim.cvsa.profile import Switches, resolve
 from sim.cvsa.retry import Backoff
-from sim.engine import Engine, Job, JobScheduler, Queue
+from sim.engine import Engine, IterationLog, Job, JobScheduler, Queue
 from sim.events.cvsa_kinds import JobTimed, QueryCounts
 from sim.metrics import Reducer
 from sim.metrics.cvsa import SnapshotMetrics, cvsa_reducers
 from sim.metrics.invariants import LifecycleInvariants, cvsa_invariant_reducers, run_truth
-from sim.ports import Counter, LockManager, Store, UpstreamApi, WindowCounter
+from sim.ports import Counter, JobTable, LockManager, Store, UpstreamApi, WindowCounter
 from sim.rng import RandomStreams
 from sim.scenario import Scenario
 from sim.scheduler import cleanup, dispatch, feed, snapshot_ticks, workers
@@ -33,6 +34,7 @@ from sim.scheduler.context import Ctx, Emitters
 from sim.scheduler.faults import Injector
 from sim.scheduler.judges import cvsa_finding_reducers
 from sim.scheduler.metering import Metered, Timing, metered
+from sim.scheduler.table_runner import TableExecutor, job_specs, table_params
 from sim.units import Ms
 from sim.upstream import NetworkFaults, SimulatedUpstream
 from sim.world import World
@@ -43,46 +45,23 @@ IdleHint = Callable[[Ctx, Ms], Coroutine[Any, Any, Ms]]
 Periodic = tuple[str, Ms, Processor, IdleHint | None]
 
 
+PROCESSORS: dict[str, tuple[Processor, IdleHint | None]] = {
+    "snapshotTick": (snapshot_ticks.snapshot_tick, snapshot_ticks.snapshot_tick_idle_until),
+    "bulkSnapshotTick": (snapshot_ticks.bulk_snapshot_tick, snapshot_ticks.bulk_tick_idle_until),
+    "dispatchMilestoneSnapshots": (
+        dispatch.dispatch_milestone_snapshots,
+        dispatch.milestone_idle_until,
+    ),
+    "dispatchRegularSnapshots": (dispatch.dispatch_regular_snapshots, dispatch.regular_idle_until),
+    "dispatchArchiveSnapshots": (dispatch.dispatch_archive_snapshots, dispatch.archive_idle_until),
+    "scheduleCleanup": (cleanup.schedule_cleanup, cleanup.cleanup_idle_until),
+}
+"""What each periodic job runs, and the hint that proves its iterations idle (tick elision)."""
+
+
 def periodic_jobs(params: Params) -> list[Periodic]:
     """(BullMQ job-scheduler id, every, processor, idle hint), in the order of reference §1.3."""
-    return [
-        (
-            "snapshotTick",
-            params.snapshot_tick_every_ms,
-            snapshot_ticks.snapshot_tick,
-            snapshot_ticks.snapshot_tick_idle_until,
-        ),
-        (
-            "bulkSnapshotTick",
-            params.bulk_tick_every_ms,
-            snapshot_ticks.bulk_snapshot_tick,
-            snapshot_ticks.bulk_tick_idle_until,
-        ),
-        (
-            "dispatchMilestoneSnapshots",
-            params.milestone_dispatch_every_ms,
-            dispatch.dispatch_milestone_snapshots,
-            dispatch.milestone_idle_until,
-        ),
-        (
-            "dispatchRegularSnapshots",
-            params.regular_dispatch_every_ms,
-            dispatch.dispatch_regular_snapshots,
-            dispatch.regular_idle_until,
-        ),
-        (
-            "dispatchArchiveSnapshots",
-            params.archive_dispatch_every_ms,
-            dispatch.dispatch_archive_snapshots,
-            dispatch.archive_idle_until,
-        ),
-        (
-            "scheduleCleanup",
-            params.cleanup_every_ms,
-            cleanup.schedule_cleanup,
-            cleanup.cleanup_idle_until,
-        ),
-    ]
+    return [(name, every, *PROCESSORS[name]) for name, every in periodic_periods_ms(params).items()]
 
 
 class Adapters(Protocol):
@@ -94,13 +73,18 @@ class Adapters(Protocol):
     @property
     def counter(self) -> Counter: ...
 
+    @property
+    def job_table(self) -> JobTable: ...
+
 
 @dataclass
 class Instance:
-    """One scheduler deployment: its context (queue, processors) and its periodic jobs."""
+    """One scheduler deployment: its context (queue, processors) and its periodic jobs: BullMQ
+    job schedulers, or the executor of the job table (``[periodic] policy``)."""
 
     ctx: Ctx
     schedulers: list[JobScheduler]
+    executor: TableExecutor | None = None
 
 
 class CvsaModel:
@@ -116,6 +100,7 @@ class CvsaModel:
         counter: Counter,
         upstream: UpstreamApi | None = None,
         setup: Callable[[Ctx], Coroutine[Any, Any, None]] | None = None,
+        jobs: JobTable | None = None,
     ) -> None:
         self.scenario = scenario
         self.setup = setup
@@ -159,6 +144,21 @@ class CvsaModel:
         ctx.store, ctx.store_slowdown = cast(Store, store), store.slowdown
         ctx.locks = cast(LockManager, Metered(ctx.locks, engine, port="locks", timed=timed))
         ctx.counter = cast(WindowCounter, Metered(ctx.counter, engine, port="counter", timed=timed))
+        # Seed 001's tables live in the store's database: a slow database slows them too.
+        self.jobs: JobTable | None = None
+        self.executors: list[TableExecutor] = []
+        self.iteration_logs: dict[str, IterationLog] = {}
+        self.specs: list[JobSpec] = []
+        if scenario.periodic.policy == "table":
+            if jobs is None:
+                raise ValueError('[periodic] policy = "table" needs a job table (jobs=)')
+            table = Metered(jobs, engine, port="jobs", timed=timed)
+            table.slowdown = store.slowdown
+            self.jobs = cast(JobTable, table)
+            self.specs = job_specs(scenario.periodic, self.params)
+            self.iteration_logs = {
+                spec.name: IterationLog(engine, spec.name) for spec in self.specs
+            }
         self._emit_queries = engine.log.emitter(QueryCounts)
         self._timing = (
             Timing(
@@ -201,16 +201,22 @@ class CvsaModel:
                 dispatch.dispatch_milestone_snapshots,
             ):
                 await warm_up(ctx)
-        self._wire(ctx, "")
+        self.first = self._wire(ctx, "")
         refresh = self.params.window_refresh_every_ms
         if refresh is not None:
             ctx.engine.spawn(_refresh_loop(ctx, refresh), name="windowRefresh")
         ctx.engine.spawn(
             feed.arrivals_process(ctx, self.world, self.scenario.end_ms), name="arrivals"
         )
-        Injector(ctx, self.network_faults, self._start_instance, self._stop_instance).schedule(
-            self.scenario.faults, self.scenario.start_ms
-        )
+        if self.scenario.periodic.actions:
+            ctx.engine.spawn(self._operator(), name="operator")
+        Injector(
+            ctx,
+            self.network_faults,
+            self._start_instance,
+            self._stop_instance,
+            self.first.executor,
+        ).schedule(self.scenario.faults, self.scenario.start_ms)
 
     def _wire(self, ctx: Ctx, suffix: str) -> Instance:
         """Register one deployment's jobs on ``ctx.queue``: the snapshot workers and the
@@ -221,6 +227,8 @@ class CvsaModel:
         ctx.bulk_snapshot_video = self._metered(
             "bulkSnapshotVideo" + suffix, partial(workers.bulk_snapshot_video, ctx)
         )
+        if self.jobs is not None:
+            return Instance(ctx, [], self._table_executor(ctx, suffix))
         schedulers = [
             ctx.queue.every(
                 name + suffix,
@@ -232,16 +240,54 @@ class CvsaModel:
         ]
         return Instance(ctx, schedulers)
 
+    def _table_executor(self, ctx: Ctx, suffix: str) -> TableExecutor:
+        """Seed 001's executor for one deployment. Its runs are the table's jobs, whichever
+        deployment runs them: named without the suffix."""
+        assert self.jobs is not None
+        periodic = self.scenario.periodic
+        executor = TableExecutor(
+            ctx.engine,
+            self.jobs,
+            "scheduler" + suffix,
+            self.specs,
+            {
+                name: self._metered(name, partial(processor, ctx), every)
+                for name, every, processor, _ in periodic_jobs(ctx.params)
+            },
+            self.iteration_logs,
+            table_params(periodic),
+            zone(periodic.timezone if periodic.timezone is not None else ctx.timezone_ms),
+        )
+        self.executors.append(executor)
+        executor.start()
+        return executor
+
+    async def _operator(self) -> None:
+        """``[[periodic.actions]]``: an operator's requests, written through any deployment
+        (the table is shared); the holder of the lock picks them up at once."""
+        eng = self.ctx.engine
+        first = self.executors[0]
+        for action in sorted(self.scenario.periodic.actions, key=lambda a: a.at):
+            await eng.sleep_until(self.scenario.start_ms + action.at)
+            if action.action == "run":
+                await first.request(action.job)
+            else:
+                await first.skip(action.job)
+            for executor in self.executors:
+                executor.wake(eng.now)
+
     def _start_instance(self, suffix: str) -> Instance:
         """A second scheduler deployment on the same database, Redis hash and upstream."""
         ctx = self.ctx
         queue = Queue(ctx.engine, "snapshot" + suffix, self.scenario.scheduler.snapshot_concurrency)
         return self._wire(dataclasses.replace(ctx, queue=queue, eta_memo={}), suffix)
 
-    def _stop_instance(self, instance: Instance) -> None:
+    async def _stop_instance(self, instance: Instance) -> None:
         instance.ctx.queue.crash()
         for scheduler in instance.schedulers:
             instance.ctx.engine.remove_iteration(scheduler)
+        if instance.executor is not None:
+            await instance.executor.crash()
 
     def reducers(self) -> list[Reducer]:
         sc = self.scenario
@@ -259,13 +305,20 @@ class CvsaModel:
                 sc,
                 self.ctx.params,
                 self.world,
-                {name: every for name, every, _, _ in periodic_jobs(self.ctx.params)},
+                self._periods_ms(),
                 lifecycle,
                 snapshots,
                 invariants,
                 truth,
             ),
         ]
+
+    def _periods_ms(self) -> dict[str, Ms]:
+        """Each periodic job's period, as the findings judge its iterations (a cron job has
+        none)."""
+        if self.jobs is None:
+            return {name: every for name, every, _, _ in periodic_jobs(self.ctx.params)}
+        return {s.name: s.every_ms for s in self.specs if s.every_ms is not None}
 
 
 async def _refresh_loop(ctx: Ctx, every_ms: Ms) -> None:
@@ -278,4 +331,11 @@ def build_cvsa_model(
     scenario: Scenario, engine: Engine, streams: RandomStreams, adapters: Adapters
 ) -> CvsaModel:
     """The runner's model builder for the CVSA scheduler, on the adapters it chose."""
-    return CvsaModel(scenario, engine, streams, store=adapters.store, counter=adapters.counter)
+    return CvsaModel(
+        scenario,
+        engine,
+        streams,
+        store=adapters.store,
+        counter=adapters.counter,
+        jobs=adapters.job_table,
+    )

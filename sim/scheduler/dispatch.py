@@ -93,6 +93,12 @@ async def under_dispatcher_lock(
             await body(ctx)
         else:
             ctx.emit.locked(ctx.now, ctx.engine.log.name(name), LOCK_OUTCOME.code("busy"))
+    except GeneratorExit:
+        # The process was killed (a crash: Engine.kill closes its coroutine). A dead process
+        # runs nothing more: it never releases the lock, which expires with its TTL (SET NX +
+        # EXPIRE, reference §2.8). Awaiting the release here would also hand a real backend's
+        # I/O to a coroutine that is being closed.
+        raise
     except BaseException as caught:  # a `finally` by hand: its await stays out of the handler
         failure = caught  # (workers.call_upstream says why)
     if taken or sw.lock_release_bug:

@@ -9,7 +9,7 @@ nothing here touches a schedule row.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from sim.events.cvsa_kinds import FAULT_KIND
@@ -28,12 +28,13 @@ from sim.scenario.faults import (
 from sim.scheduler import cleanup
 from sim.scheduler.context import Ctx
 from sim.scheduler.metering import Metered
+from sim.scheduler.table_runner import TableExecutor
 from sim.units import Ms
 from sim.upstream import NetworkFaults
 
 StartInstance = Callable[[str], Any]
 """Starts a second scheduler deployment (its name suffix) and returns a handle to stop it."""
-StopInstance = Callable[[Any], None]
+StopInstance = Callable[[Any], Awaitable[None]]
 
 
 class Injector:
@@ -45,8 +46,11 @@ class Injector:
         network: NetworkFaults,
         start_instance: StartInstance,
         stop_instance: StopInstance,
+        executor: TableExecutor | None = None,
     ) -> None:
         self.ctx = ctx
+        self.executor = executor
+        """The first deployment's job-table executor (``[periodic] policy = "table"``)."""
         self.network = network
         self.start_instance = start_instance
         self.stop_instance = stop_instance
@@ -98,7 +102,7 @@ class Injector:
             await eng.sleep(fault.phase)  # its timers run this far behind the first's
             other = self.start_instance("#2")
             await self._slow(fault.query_latency, fault.duration)
-            self.stop_instance(other)
+            await self.stop_instance(other)
 
     async def _lose_counts(self, fault: CounterLoss) -> None:
         """The hash is emptied; the pending rows are not (§6.3: only a rebuild restores it)."""
@@ -110,8 +114,14 @@ class Injector:
     async def _restart(self, fault: SchedulerRestart) -> None:
         ctx = self.ctx
         lost = ctx.queue.crash()
+        # BullMQ's job schedulers live in Redis and survive; a table executor dies with its
+        # process, and its lock with its connection (seed 001).
+        if self.executor is not None:
+            await self.executor.crash()
         await ctx.engine.sleep(fault.downtime)
         ctx.queue.resume()
+        if self.executor is not None:
+            self.executor.start()
         # The new process marks what the old one left running as interrupted (seed 001 中断恢复);
         # the rows those jobs held stay processing until cleanup deletes them (§12).
         for job in lost:

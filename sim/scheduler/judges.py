@@ -16,6 +16,7 @@ from sim.metrics.findings import (
     Levelling,
     LostWork,
     MilestoneFinding,
+    PeriodicRuns,
     RuleChecks,
     Staleness,
     TickHealth,
@@ -55,6 +56,7 @@ def cvsa_finding_reducers(
     provider = per_window(PROVIDER_TIERS, window_ms)
     return [
         TickHealth(periods_ms, tz, **th.ticks.model_dump()),
+        PeriodicRuns(periods_ms, scenario.periodic.policy, tz, **th.periodic.model_dump()),
         LostWork(lifecycle, tz, **th.lost_work.model_dump()),
         LatenessAttribution(snapshots, tz, **th.lateness.model_dump()),
         RuleChecks(monitors),

@@ -22,9 +22,12 @@ from sim.engine import Engine, Job
 from sim.events.cvsa_kinds import PortCall
 from sim.ports import (
     EtaInputs,
+    JobReads,
+    JobWrites,
     LockManager,
     Reserved,
     ScheduleReads,
+    SchedulerLock,
     ScheduleWrites,
     SnapshotReads,
     SnapshotWrites,
@@ -43,9 +46,14 @@ PORT_KINDS: Final = (
     (SnapshotWrites, WRITE),
     (WindowCounter, REDIS),
     (LockManager, REDIS),
+    (JobReads, READ),
+    (JobWrites, WRITE),
+    (SchedulerLock, READ),
 )
 """What a call of each port protocol's methods costs: the protocols say which are reads, which
-writes, and the window counter and the locks are Redis round trips (:mod:`sim.ports`)."""
+writes, and the window counter and the locks are Redis round trips (:mod:`sim.ports`). Seed
+001's job table is in the store's database; taking its lock is a ``SELECT
+pg_try_advisory_lock``, a read."""
 
 
 def port_methods(protocol: type) -> list[str]:

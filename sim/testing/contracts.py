@@ -10,10 +10,12 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from sim.cvsa.job_table import JobSpec, JobState, RunRow
 from sim.cvsa.params import DEFAULT_PARAMS
-from sim.cvsa.vocabulary import ScheduleStatus, ScheduleType
+from sim.cvsa.vocabulary import RunStatus, RunTrigger, ScheduleStatus, ScheduleType
 from sim.ports import (
     EtaRow,
+    JobTable,
     LockManager,
     Reserved,
     ScheduleRow,
@@ -28,6 +30,8 @@ NEW, MILESTONE, NORMAL, ARCHIVE = ScheduleType
 PENDING, PROCESSING, COMPLETED, FAILED, NO_PROXY, BILI_ERROR, _DELETED = ScheduleStatus
 CANDIDATE_ETA_H = DEFAULT_PARAMS.milestone_candidate_eta_h
 LADDER = DEFAULT_PARAMS.milestone_ladder
+RUNNING, SUCCEEDED, RUN_FAILED, SKIPPED = RunStatus
+SCHEDULE, MANUAL, SKIP = RunTrigger
 
 T0 = 1_924_992_000_000  # 2031-01-01T00:00:00Z, a window boundary
 
@@ -402,6 +406,116 @@ async def lock_expires_in_run_time(c: LockManager) -> None:
     await c.release_lock("dispatchArchiveSnapshots")
 
 
+# -- seed 001's job table and executor lock ------------------------------------------------
+TICK = JobSpec("tick", SECOND_MS, None, True)
+NIGHTLY = JobSpec("nightly", None, "30 3 * * *", True)
+
+
+def _slot(run_id: int) -> str:
+    return f"manual:{run_id}"
+
+
+async def jobs_register_once(t: JobTable) -> None:
+    expect(await t.register_job(TICK, T0), True, "first registration inserts")
+    expect(await t.register_job(NIGHTLY, T0 + 99), True, "a second job")
+    expect(await t.register_job(TICK._replace(every_ms=5), T0 + 7), False, "registered again")
+    expect(
+        await t.jobs(),
+        [
+            JobState("tick", SECOND_MS, None, True, T0, None, None),
+            JobState("nightly", None, "30 3 * * *", True, T0 + 99, None, None),
+        ],
+        "rows in registration order, the first registration's values kept",
+    )
+
+
+async def jobs_run_lifecycle(t: JobTable) -> None:
+    await t.register_job(TICK, T0)
+    run = await t.start_run("tick", SCHEDULE, T0, T0 + 3, "a", lambda i: "1924992000")
+    assert run is not None
+    (job,) = await t.jobs()
+    expect(job.running_run_id, run, "the job is running")
+    again = await t.start_run("tick", SCHEDULE, T0, T0 + 4, "a", lambda i: "x")
+    expect(again, None, "no re-entry")
+    expect(
+        await t.runs("tick"),
+        [RunRow(run, "tick", SCHEDULE, "1924992000", RUNNING, T0, T0 + 3, None, "a", "")],
+        "one running run",
+    )
+    (row,) = await t.runs("tick")
+    expect((type(row.trigger), type(row.status)), (RunTrigger, RunStatus), "vocabulary members")
+    expect(await t.finish_run(run, SUCCEEDED, T0 + 50, T0 + 1050, "", 50), True, "finished")
+    (job,) = await t.jobs()
+    expect((job.running_run_id, job.next_run_at_ms), (None, T0 + 1050), "next run set")
+    expect(await t.finish_run(run, RUN_FAILED, T0 + 60, T0, "late", 50), False, "finished once")
+    (row,) = await t.runs("tick")
+    expect((row.status, row.finished_at_ms), (SUCCEEDED, T0 + 50), "the first end stands")
+
+
+async def jobs_request_merges(t: JobTable) -> None:
+    await t.register_job(TICK, T0)
+    expect(await t.request_run("tick", T0 + 1), True, "queued")
+    expect(await t.request_run("tick", T0 + 2), False, "merged with the pending request")
+    (job,) = await t.jobs()
+    expect((job.run_requested_at_ms, job.next_run_at_ms), (T0 + 1, T0), "first request kept")
+    run = await t.start_run("tick", MANUAL, T0, T0 + 3, "a", _slot)
+    assert run is not None
+    (job,) = await t.jobs()
+    expect(job.run_requested_at_ms, None, "a started run clears the request")
+    expect(await t.request_run("tick", T0 + 4), False, "merged while running")
+    (row,) = await t.runs("tick")
+    expect((row.trigger, row.slot), (MANUAL, f"manual:{run}"), "slot from the run id")
+
+
+async def jobs_skip_and_prune(t: JobTable) -> None:
+    await t.register_job(TICK, T0)
+    skipped = await t.skip_run("tick", T0 + 1, T0 + SECOND_MS, 3)
+    (job,) = await t.jobs()
+    expect(job.next_run_at_ms, T0 + SECOND_MS, "skip moves the next run")
+    (row,) = await t.runs("tick")
+    expect((row.id, row.trigger, row.status), (skipped, SKIP, SKIPPED), "a skip history row")
+    ids = []
+    for i in range(4):
+        run = await t.start_run("tick", SCHEDULE, T0, T0 + 10 * i, "a", str)
+        assert run is not None
+        ids.append(run)
+        await t.finish_run(run, SUCCEEDED, T0 + 10 * i + 1, T0, "", 3)
+    expect([r.id for r in await t.runs("tick")], ids[1:], "the newest 3 runs kept")
+
+
+async def jobs_interrupted_runs(t: JobTable) -> None:
+    await t.register_job(TICK, T0)
+    await t.register_job(NIGHTLY, T0 + 5)
+    a = await t.start_run("tick", SCHEDULE, T0, T0 + 1, "old", str)
+    b = await t.start_run("nightly", SCHEDULE, T0 + 5, T0 + 6, "old", str)
+    assert a is not None
+    assert b is not None
+    lost = await t.interrupt_runs(T0 + 100, "gone")
+    expect(
+        [(r.id, r.status, r.holder) for r in lost],
+        [(a, RUNNING, "old"), (b, RUNNING, "old")],
+        "the running runs, as they were",
+    )
+    expect([j.running_run_id for j in await t.jobs()], [None, None], "jobs free again")
+    expect([j.next_run_at_ms for j in await t.jobs()], [T0, T0 + 5], "next runs untouched")
+    (row,) = await t.runs("tick")
+    expect((row.status, row.error, row.finished_at_ms), (RUN_FAILED, "gone", T0 + 100), "failed")
+    expect(await t.finish_run(a, SUCCEEDED, T0 + 200, T0, "", 50), False, "too late to finish")
+    expect(await t.interrupt_runs(T0 + 300, "gone"), [], "nothing left running")
+
+
+async def jobs_one_executor(t: JobTable) -> None:
+    expect(await t.try_lock("a"), True, "free: taken")
+    expect(await t.try_lock("a"), True, "held by the caller")
+    expect(await t.try_lock("b"), False, "held by another")
+    await t.drop_lock("b")  # not b's to lose
+    expect(await t.try_lock("b"), False, "still a's")
+    await t.drop_lock("a")
+    expect(await t.try_lock("b"), True, "a died: b takes over")
+    expect(await t.try_lock("a"), False, "b holds it now")
+    await t.drop_lock("b")
+
+
 CHECKS: dict[str, list[Callable[[Any], Awaitable[None]]]] = {
     "schedule_store": [
         schedule_insert_and_get,
@@ -425,4 +539,12 @@ CHECKS: dict[str, list[Callable[[Any], Awaitable[None]]]] = {
     "window_counter": [counter_incr, counter_reserve, counter_replace_and_clear],
     "store": [store_dispatcher_anti_joins],
     "locks": [lock_take_check_release, lock_expires_in_run_time],
+    "job_table": [
+        jobs_register_once,
+        jobs_run_lifecycle,
+        jobs_request_merges,
+        jobs_skip_and_prune,
+        jobs_interrupted_runs,
+        jobs_one_executor,
+    ],
 }

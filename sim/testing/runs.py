@@ -18,7 +18,7 @@ from typing import Any
 
 import trio
 
-from sim.backends import MemoryStore, MemoryWindowCounter
+from sim.backends import MemoryJobTable, MemoryStore, MemoryWindowCounter
 from sim.clock import VirtualClock
 from sim.cvsa.vocabulary import UpstreamErrorKind
 from sim.determinism import deterministic_trio
@@ -188,6 +188,7 @@ def run_model(
         counter=MemoryWindowCounter(),
         upstream=upstream,
         setup=load,
+        jobs=MemoryJobTable(),  # used under [periodic] policy = "table"
     )
     log.open()
 

@@ -79,6 +79,44 @@ def test_postgres_and_redis_give_the_same_log(memory_short: tuple[str, dict[str,
     assert schemas_like(schema) == []
 
 
+@pytest.fixture(scope="module")
+def memory_table() -> tuple[str, dict[str, Any]]:
+    """``small-table``: seed 001's job table with a crash, a takeover, a second deployment
+    contending for the lock, a "run now" and a "skip"."""
+    sha, metrics = _run_file("small-table.toml", BackendSpec())
+    for kind in ("ExecutorLockLost", "JobRunInterrupted", "JobRunRequested", "JobRunSkipped"):
+        assert metrics[f"events.by_kind.{kind}"] >= 1, f"the table run must log {kind}"
+    return sha, metrics
+
+
+def _run_file(name: str, spec: BackendSpec) -> tuple[str, dict[str, Any]]:
+    result = run_scenario(load_scenario(DATA / name), build_cvsa_model, RunOptions(backends=spec))
+    return result.manifest["event_log_sha256"], result.metrics
+
+
+def test_the_job_table_on_sqlite_is_the_job_table_in_memory(
+    tmp_path: Path, memory_table: tuple[str, dict[str, Any]]
+) -> None:
+    spec = BackendSpec(store=f"sqlite:{tmp_path / 'table.sqlite'}")
+    assert _run_file("small-table.toml", spec) == memory_table
+
+
+@pytest.mark.services
+def test_the_job_table_on_postgres_is_the_job_table_in_memory(
+    memory_table: tuple[str, dict[str, Any]],
+) -> None:
+    """PostgreSQL's executor lock is a real advisory lock on a connection per deployment."""
+    schema, prefix = unique_schema("equivtable"), unique_prefix("equivtable")
+    spec = BackendSpec(
+        store=require_postgres(), counter=require_redis(), schema=schema, key_prefix=prefix
+    )
+    try:
+        assert _run_file("small-table.toml", spec) == memory_table
+    finally:
+        _drop(schema, prefix)
+    assert schemas_like(schema) == []
+
+
 def _drop(schema: str, prefix: str) -> None:
     import psycopg
     import redis

@@ -25,6 +25,7 @@ from sim.backends import (
     ReferenceWindowCounter,
     open_backends,
 )
+from sim.backends.memory.jobs import MemoryJobTable
 from sim.backends.postgres import PostgresStore
 from sim.backends.redis import RedisWindowCounter
 from sim.backends.sqlite import SqliteStore
@@ -67,12 +68,20 @@ COUNTERS: dict[str, Factory] = {
 SERVICES = {"redis-loop", "redis-lua", "postgres"}
 """Backends that need a server (marked ``services``: skip when absent, fail in CI)."""
 
+JOB_TABLES: dict[str, Factory] = {
+    "memory": lambda tmp: MemoryJobTable(),  # the memory and reference stores' job table
+    "sqlite": STORES["sqlite"],
+    "aiosqlite": STORES["aiosqlite"],
+    "postgres": STORES["postgres"],
+}
+
 PORT_FACTORIES: dict[str, dict[str, Factory]] = {
     "schedule_store": STORES,
     "snapshot_store": STORES,
     "store": STORES,
     "window_counter": COUNTERS,
     "locks": COUNTERS,  # the dispatcher locks live on the window counter's Redis
+    "job_table": JOB_TABLES,  # seed 001's tables live in the store's database
 }
 
 CASES = [
@@ -100,11 +109,12 @@ def adapter(port: str, backend: str, tmp_path: Path) -> Any:
 async def test_contract(
     port: str, backend: str, check: Callable[[Any], Awaitable[None]], adapter: Any
 ) -> None:
-    pair = (
-        Backends(MemoryStore(), adapter)
-        if port in ("window_counter", "locks")
-        else Backends(adapter, MemoryWindowCounter())
-    )
+    if port in ("window_counter", "locks"):
+        pair = Backends(MemoryStore(), adapter)
+    elif isinstance(adapter, MemoryJobTable):
+        pair = Backends(MemoryStore(), MemoryWindowCounter(), adapter)
+    else:
+        pair = Backends(adapter, MemoryWindowCounter())
     async with open_backends(pair):
         try:
             await check(adapter)

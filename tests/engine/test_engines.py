@@ -119,3 +119,24 @@ def test_concurrent_kill_during_real_io_is_not_a_crash() -> None:
     engine, _ = run_engine(setup, 500, clock=ScaledRealClock(0, speed=1), concurrent=True)
     assert not engine.partial
     assert len(finished) == 1
+
+
+def test_concurrent_run_waits_for_entries_a_running_process_may_still_queue() -> None:
+    """The only queued entry lies past the end, but a process running in its own task queues
+    earlier ones as it ends (a job that reschedules itself: seed 001's executor). The run goes
+    on until its end instead of stopping when the queue's head is past it."""
+    starts: list[int] = []
+
+    def setup(eng: Engine) -> None:
+        eng.call_at(10_000, lambda _: None)  # far past the end
+
+        async def job(i: int) -> None:
+            starts.append(eng.now)
+            await eng.sleep(30)
+            eng.call_at(eng.now + 100, lambda _: eng.spawn(job(i + 1)))
+
+        eng.spawn(job(0))
+
+    engine, _ = run_engine(setup, 1000, clock=ScaledRealClock(0, speed=10), concurrent=True)
+    assert len(starts) >= 6  # one every ~130 ms of virtual time: about 7 before the end
+    assert engine.now == 1000

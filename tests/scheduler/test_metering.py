@@ -6,8 +6,12 @@ from __future__ import annotations
 import inspect
 
 from sim.ports import (
+    JobReads,
+    JobTable,
+    JobWrites,
     LockManager,
     ScheduleReads,
+    SchedulerLock,
     ScheduleStore,
     ScheduleWrites,
     SnapshotReads,
@@ -25,10 +29,20 @@ def _methods(protocol: type) -> set[str]:
 def test_every_port_method_is_counted_as_its_protocol_says() -> None:
     stores = _methods(ScheduleStore) | _methods(SnapshotStore)
     redis = _methods(WindowCounter) | _methods(LockManager)
-    assert set(KINDS) == stores | redis
-    reads = set(port_methods(ScheduleReads)) | set(port_methods(SnapshotReads))
-    writes = set(port_methods(ScheduleWrites)) | set(port_methods(SnapshotWrites))
-    assert reads | writes == stores
+    jobs = _methods(JobTable)
+    assert set(KINDS) == stores | redis | jobs
+    reads = {
+        *port_methods(ScheduleReads),
+        *port_methods(SnapshotReads),
+        *port_methods(JobReads),
+        *port_methods(SchedulerLock),  # SELECT pg_try_advisory_lock(...)
+    }
+    writes = {
+        *port_methods(ScheduleWrites),
+        *port_methods(SnapshotWrites),
+        *port_methods(JobWrites),
+    }
+    assert reads | writes == stores | jobs
     assert not reads & writes
     assert {KINDS[n] for n in reads} == {READ}
     assert {KINDS[n] for n in writes} == {WRITE}

@@ -19,6 +19,8 @@ The findings (id: what it judges, module):
   (:mod:`.lost_work`)
 * ``lateness``: executed minus due, split into its parts (:mod:`.lateness`)
 * ``ticks``: periodic jobs keep their periods; queue wait and depth (:mod:`.tick_health`)
+* ``periodic``: periodic work runs once per slot, from one place; runs cut off, time offline
+  (:mod:`.periodic_runs`)
 * ``rules``: the invariant monitors, what they checked and set aside (:mod:`.rule_checks`)
 """
 
@@ -30,6 +32,7 @@ from sim.metrics.findings.lateness import LatenessAttribution
 from sim.metrics.findings.levelling import Levelling
 from sim.metrics.findings.lost_work import LostWork
 from sim.metrics.findings.milestones import MilestoneFinding
+from sim.metrics.findings.periodic_runs import PeriodicRuns
 from sim.metrics.findings.rule_checks import RuleChecks
 from sim.metrics.findings.staleness import Staleness
 from sim.metrics.findings.tick_health import TickHealth
@@ -51,6 +54,7 @@ __all__ = [
     "Levelling",
     "LostWork",
     "MilestoneFinding",
+    "PeriodicRuns",
     "RuleChecks",
     "Severity",
     "Staleness",
