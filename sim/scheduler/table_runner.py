@@ -136,12 +136,20 @@ class TableExecutor:
             self.wake(wake)
 
     async def _start(self, job: JobState, now: Ms) -> None:
+        """Start ``job``, found due at ``now`` (the round's read); the run starts when its row
+        is written, later than ``now`` if the earlier writes took time."""
         trigger = trigger_of(job, now)
         planned = job.next_run_at_ms
         if trigger is RunTrigger.MANUAL and job.run_requested_at_ms is not None:
             planned = job.run_requested_at_ms
+        started = self.engine.now
         run_id = await self.table.start_run(
-            job.name, trigger, planned, now, self.holder, partial(slot_key, job, trigger, now)
+            job.name,
+            trigger,
+            planned,
+            started,
+            self.holder,
+            partial(slot_key, job, trigger, started),
         )
         if run_id is None:  # another executor's run is in progress: no re-entry
             return
