@@ -437,7 +437,11 @@ def _in_process(scenario: Scenario) -> bool:
 
 
 def _series_set(model: Model, scenario: Scenario) -> Reducer:
-    return SeriesSet(scenario.timezone, _ground_truth(model, scenario))
+    return SeriesSet(
+        scenario.timezone,
+        _ground_truth(model, scenario),
+        scenario.periodic.periods_ms(scenario.params),
+    )
 
 
 def _ground_truth(model: Model, scenario: Scenario) -> GroundTruth:

@@ -9,7 +9,6 @@ import pytest
 from sim.cvsa.job_table import JobSpec
 from sim.scenario import load_scenario
 from sim.scenario.parse import ScenarioError
-from sim.scheduler.table_runner import job_specs
 
 HEAD = 'name = "p"\nduration = "1h"\n'
 
@@ -27,7 +26,7 @@ def test_per_job_schedules_become_the_tables_jobs(tmp_path: Path) -> None:
         '[periodic.jobs.scheduleCleanup]\ncron = "*/3 * * * *"\n'
         '[periodic.jobs.dispatchArchiveSnapshots]\nevery = "1h"\nenabled = false\n',
     )
-    specs = job_specs(sc.periodic, sc.params)  # type: ignore[attr-defined]
+    specs = sc.periodic.specs(sc.params)  # type: ignore[attr-defined]
     assert specs[0] == JobSpec("snapshotTick", 1000, None, True)
     assert specs[4] == JobSpec("dispatchArchiveSnapshots", 3_600_000, None, False)
     assert specs[5] == JobSpec("scheduleCleanup", None, "*/3 * * * *", True)

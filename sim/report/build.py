@@ -14,13 +14,15 @@ give byte-identical files for the same run.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from sim.events.log import Chunk
 from sim.report.load_series import QueueDepth, UpstreamRequests
 from sim.report.milestone_tracking import GroundTruth, MilestoneTracking
+from sim.report.periodic_series import TABLE as PERIODIC_TABLE
+from sim.report.periodic_series import PeriodicSlots
 from sim.report.proxies import ProxyRequests
 from sim.report.run_files import (
     EVENTS_FILE,
@@ -51,6 +53,7 @@ TABLES = (
     "queue_depth",
     "milestones",
     "proxies",
+    PERIODIC_TABLE,
 )
 """Every CSV file of a report (``<name>.csv``)."""
 
@@ -58,7 +61,7 @@ TABLES = (
 class SeriesSet:
     """Every series of the report, fed as one reducer (it adds no metrics to the summary)."""
 
-    def __init__(self, tz_ms: Ms, truth: GroundTruth) -> None:
+    def __init__(self, tz_ms: Ms, truth: GroundTruth, periods_ms: Mapping[str, Ms]) -> None:
         self.span = RunSpan()
         self.series: list[SeriesReducer] = [
             WindowOccupancy(tz_ms),
@@ -69,6 +72,7 @@ class SeriesSet:
             QueueDepth(tz_ms),
             MilestoneTracking(truth, tz_ms),
             ProxyRequests(tz_ms),
+            PeriodicSlots(tz_ms, periods_ms),
         ]
 
     def feed(self, chunk: Chunk, names: Sequence[str]) -> None:
@@ -145,7 +149,9 @@ def report_from_log(run_dir: Path) -> list[Path]:
     scenario = read_scenario(run_dir)
     manifest = read_manifest(run_dir)
     summary = read_summary(run_dir)
-    series = SeriesSet(scenario.timezone, crossings_for(scenario))
+    series = SeriesSet(
+        scenario.timezone, crossings_for(scenario), scenario.periodic.periods_ms(scenario.params)
+    )
     with SavedLog(run_dir / EVENTS_FILE) as log:
         for chunk in log.chunks():
             series.feed(chunk, log.names)

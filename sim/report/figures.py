@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from sim.report import capacity_plot, why_late
+from sim.report import capacity_plot, periodic_series, why_late
 from sim.report.plots import (
     COLOURS,
     F8,
@@ -398,6 +398,7 @@ RUN_FIGURES: list[tuple[str, str, FigureFn]] = [
     ),
     ("lateness.png", "Hourly p50/p90/p99 of executed minus due, per schedule type.", lateness),
     ("cleanup.png", "Rows deleted by the timeout cleanup, per hour and type.", cleanup),
+    (periodic_series.FILE, periodic_series.CAPTION, periodic_series.periodic),
     (
         "milestones.png",
         "Distributions (ECDF) of capture latency and bracket width over every milestone crossing.",

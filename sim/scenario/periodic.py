@@ -12,8 +12,17 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from sim.cvsa.job_table import PERIODIC_JOBS, CronError, check_cron, zone
+from sim.cvsa.job_table import (
+    PERIODIC_JOBS,
+    CronError,
+    JobSpec,
+    check_cron,
+    periodic_periods_ms,
+    zone,
+)
+from sim.cvsa.params import Params
 from sim.scenario.types import DurationMs, Section, duration_default
+from sim.units import Ms
 
 
 def _checked(check: Callable[[str], object], value: str | None) -> str | None:
@@ -116,3 +125,23 @@ class PeriodicSection(Section):
                     f"schedulers take their periods from [design])"
                 )
         return self
+
+    def specs(self, params: Params) -> list[JobSpec]:
+        """The periodic jobs as the table registers them: each with its period from the design
+        (``params``), or the schedule ``[periodic.jobs.<name>]`` gives it."""
+        specs = []
+        for name, every in periodic_periods_ms(params).items():
+            own = self.jobs.get(name)
+            if own is None:
+                specs.append(JobSpec(name, every, None, True))
+            elif own.cron is not None:
+                specs.append(JobSpec(name, None, own.cron, own.enabled))
+            else:
+                specs.append(JobSpec(name, own.every or every, None, own.enabled))
+        return specs
+
+    def periods_ms(self, params: Params) -> dict[str, Ms]:
+        """Each periodic job's period under this policy (a cron job has none)."""
+        if self.policy == "bullmq":
+            return periodic_periods_ms(params)
+        return {s.name: s.every_ms for s in self.specs(params) if s.every_ms is not None}

@@ -34,7 +34,7 @@ from sim.scheduler.context import Ctx, Emitters
 from sim.scheduler.faults import Injector
 from sim.scheduler.judges import cvsa_finding_reducers
 from sim.scheduler.metering import Metered, Timing, metered
-from sim.scheduler.table_runner import TableExecutor, job_specs, table_params
+from sim.scheduler.table_runner import TableExecutor, table_params
 from sim.units import Ms
 from sim.upstream import NetworkFaults, SimulatedUpstream
 from sim.world import World
@@ -155,7 +155,7 @@ class CvsaModel:
             table = Metered(jobs, engine, port="jobs", timed=timed)
             table.slowdown = store.slowdown
             self.jobs = cast(JobTable, table)
-            self.specs = job_specs(scenario.periodic, self.params)
+            self.specs = scenario.periodic.specs(self.params)
             self.iteration_logs = {
                 spec.name: IterationLog(engine, spec.name) for spec in self.specs
             }
@@ -305,20 +305,13 @@ class CvsaModel:
                 sc,
                 self.ctx.params,
                 self.world,
-                self._periods_ms(),
+                sc.periodic.periods_ms(self.ctx.params),
                 lifecycle,
                 snapshots,
                 invariants,
                 truth,
             ),
         ]
-
-    def _periods_ms(self) -> dict[str, Ms]:
-        """Each periodic job's period, as the findings judge its iterations (a cron job has
-        none)."""
-        if self.jobs is None:
-            return {name: every for name, every, _, _ in periodic_jobs(self.ctx.params)}
-        return {s.name: s.every_ms for s in self.specs if s.every_ms is not None}
 
 
 async def _refresh_loop(ctx: Ctx, every_ms: Ms) -> None:

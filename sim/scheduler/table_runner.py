@@ -30,13 +30,11 @@ from sim.cvsa.job_table import (
     first_run_at,
     is_due,
     next_run_after,
-    periodic_periods_ms,
     skipped_next,
     slot_key,
     trigger_of,
     wake_at,
 )
-from sim.cvsa.params import Params
 from sim.cvsa.vocabulary import RunStatus, RunTrigger
 from sim.engine import Engine, IterationLog, Job, JobFailed, Process
 from sim.events.table_kinds import (
@@ -258,21 +256,6 @@ class TableExecutor:
             self.holding = False
             await self.table.drop_lock(self.holder)
             self._lost(eng.now, self._holder_idx)
-
-
-def job_specs(periodic: PeriodicSection, params: Params) -> list[JobSpec]:
-    """The periodic jobs as the table registers them: each with its period from the design
-    (``[design]``), or the schedule ``[periodic.jobs.<name>]`` gives it."""
-    specs = []
-    for name, every in periodic_periods_ms(params).items():
-        own = periodic.jobs.get(name)
-        if own is None:
-            specs.append(JobSpec(name, every, None, True))
-        elif own.cron is not None:
-            specs.append(JobSpec(name, None, own.cron, own.enabled))
-        else:
-            specs.append(JobSpec(name, own.every or every, None, own.enabled))
-    return specs
 
 
 def table_params(periodic: PeriodicSection) -> TableParams:

@@ -80,3 +80,23 @@ def test_table_takeover_counts_the_cut_off_run_and_the_time_offline() -> None:
         "run(s) cut off by a crash; no process ran the periodic jobs for 1m "
         "(2031-01-06T00:00:04+08:00 for 1m)."
     )
+
+
+def test_the_series_counts_each_slot_once_per_deployment() -> None:
+    """``periodic_runs``: per 5 minutes, runs over the job's slots: a 1 s tick in two
+    deployments for the second 5 minutes reads 1 and 0, then 1 and 1."""
+    from sim.report.periodic_series import PeriodicSlots
+    from sim.report.series import Span
+
+    log = Log()
+    log.add(IdleIterations, T0 + 600_000, TICK, T0, T0 + 599_000, 600)
+    log.add(IterationStarted, T0 + 300_500, TICK2, T0 + 300_500)
+    log.add(IdleIterations, T0 + 600_000, TICK2, T0 + 301_500, T0 + 599_500, 299)
+    log.ended(T0 + 600_000)
+    series = PeriodicSlots(TZ, {"tick": 1000})
+    for chunk in log.chunks(cuts=(2,)):
+        series.feed(chunk, NAMES)
+    table = series.tables(Span(T0, T0 + 600_000, False))["periodic_runs"]
+    assert table.ints("bin_start_ms").tolist() == [T0, T0 + 300_000]  # the end instant's bin: out
+    assert table.floats("tick").tolist() == [1.0, 1.0]
+    assert table.floats("tick#2").tolist() == [0.0, 1.0]

@@ -21,7 +21,7 @@ from sim.events.table_kinds import (
     JobRunSkipped,
 )
 from sim.scheduler.table_runner import TableExecutor
-from sim.testing import run_engine
+from sim.testing import Recorder, run_engine
 
 Work = Callable[[Engine, Job], Coroutine[Any, Any, None]]
 
@@ -72,35 +72,27 @@ def at(eng: Engine, t_ms: int, action: Callable[[], Coroutine[Any, Any, Any]]) -
     eng.spawn(later())
 
 
-def test_next_run_is_the_end_plus_the_period() -> None:
+def one_job(took_ms: int, until_ms: int, *, poll_ms: int = 0) -> tuple[list[int], Recorder]:
+    """A 1 s job whose runs take ``took_ms``, alone in the table: when its runs started."""
     starts: list[int] = []
 
     def setup(eng: Engine) -> None:
-        executor(
-            eng,
-            MemoryJobTable(),
-            {"tick": taking(300, starts)},
-            [JobSpec("tick", 1000, None, True)],
-        )
+        works = {"tick": taking(took_ms, starts)}
+        executor(eng, MemoryJobTable(), works, [JobSpec("tick", 1000, None, True)], poll_ms=poll_ms)
 
-    run_engine(setup, 4000)
+    _, rec = run_engine(setup, until_ms)
+    return starts, rec
+
+
+def test_next_run_is_the_end_plus_the_period() -> None:
+    starts, _ = one_job(300, 4000)
     assert starts == [0, 1300, 2600, 3900]
 
 
 def test_a_long_run_delays_the_next_without_catch_up_or_re_entry() -> None:
     """A run of 2.5 periods: the next starts a period after it ends; nothing overlaps and the
     periods in between are not made up (BullMQ would start one beside it)."""
-    starts: list[int] = []
-
-    def setup(eng: Engine) -> None:
-        executor(
-            eng,
-            MemoryJobTable(),
-            {"tick": taking(2500, starts)},
-            [JobSpec("tick", 1000, None, True)],
-        )
-
-    _, rec = run_engine(setup, 8000)
+    starts, rec = one_job(2500, 8000)
     assert starts == [0, 3500, 7000]
     idle = [(e.first_due_ms, e.last_due_ms, e.iterations) for e in rec.events(IdleIterations)]
     assert idle == [(0, 3500, 2)]  # they log nothing: idle, keyed by their planned times
@@ -276,20 +268,9 @@ def test_cron_on_a_day_that_repeats_an_hour() -> None:
 def test_rounds_on_the_poll_grid() -> None:
     """With a round every 250 ms, a run that ends at 300 is next due at 1300 and starts at the
     round of 1500."""
-    starts: list[int] = []
-
-    def setup(eng: Engine) -> None:
-        executor(
-            eng,
-            MemoryJobTable(),
-            {"tick": taking(300, starts)},
-            [JobSpec("tick", 1000, None, True)],
-            poll_ms=250,
-        )
-
-    run_engine(setup, 4000)
+    starts, _ = one_job(300, 4000, poll_ms=250)
     assert starts == [0, 1500, 3000]
 
 
-def _utc(*parts: int) -> int:
-    return int(datetime(*parts, tzinfo=UTC).timestamp() * 1000)  # type: ignore[misc]
+def _utc(year: int, month: int, day: int, hour: int = 0, minute: int = 0) -> int:
+    return int(datetime(year, month, day, hour, minute, tzinfo=UTC).timestamp() * 1000)

@@ -225,6 +225,7 @@ class PeriodicRuns:
                 {"from": local(a, self.tz_offset_ms), "for": duration(b - a)}
                 for a, b in offline[:5]
             ),
+            plots=("periodic.png",),
             thresholds={"warn_twice": self.warn_twice, "warn_reentries": self.warn_reentries},
         )
 
