@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Final, Literal, NamedTuple, Protocol
 
-from sim.cvsa.job_table import JobSpec, JobState, RunRow
+from sim.cvsa.job_table import JobSpec, JobState, RunRow, SkippedRun
 from sim.cvsa.params import MilestoneLadder
 from sim.cvsa.vocabulary import (
     RunStatus,
@@ -430,9 +430,13 @@ class JobWrites(Protocol):
         (then the request is merged). True when queued (``queued: true``)."""
         ...
 
-    async def skip_run(self, job: str, now_ms: Ms, next_run_at_ms: Ms, runs_kept: int) -> int:
-        """跳过本次: move ``next_run_at`` and record a ``trigger=skip`` run (status
-        ``skipped``); returns its id."""
+    async def skip_run(
+        self, job: str, now_ms: Ms, runs_kept: int, next_of: Callable[[JobState], Ms]
+    ) -> SkippedRun | None:
+        """跳过本次, in one transaction: read the job, move ``next_run_at`` to
+        ``next_of(job as read)`` and record a ``trigger=skip`` run (status ``skipped``, planned
+        at the skipped time). None, and nothing written, while a run of the job is running (its
+        end decides the next run time)."""
         ...
 
     async def interrupt_runs(self, now_ms: Ms, error: str) -> list[RunRow]:

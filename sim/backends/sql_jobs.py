@@ -29,7 +29,7 @@ from collections.abc import Callable
 from typing import Any
 
 from sim.backends.sql import Row, SqlStore, bridged, marks
-from sim.cvsa.job_table import JobSpec, JobState, RunRow
+from sim.cvsa.job_table import JobSpec, JobState, RunRow, SkippedRun
 from sim.cvsa.vocabulary import RunStatus, RunTrigger
 from sim.units import Ms
 
@@ -230,23 +230,39 @@ class SqlJobTable(SqlStore):
         return changed > 0
 
     @bridged
-    async def skip_run(self, job: str, now_ms: Ms, next_run_at_ms: Ms, runs_kept: int) -> int:
-        # 跳过本次: a trigger=skip history row planned at the skipped time, then the move.
+    async def skip_run(
+        self, job: str, now_ms: Ms, runs_kept: int, next_of: Callable[[JobState], Ms]
+    ) -> SkippedRun | None:
+        # 跳过本次: read the row and move it in one transaction, so that a run ending meanwhile
+        # cannot be overwritten with a stale time; a running job is not skipped.
         async with self._tx():
             row = await self._one(
-                "INSERT INTO scheduled_job_run (job, trigger, slot, status, planned_at, "
-                "started_at, finished_at, holder, error) "
-                "SELECT name, ?, '', ?, next_run_at, ?, ?, '', '' FROM scheduled_job "
-                "WHERE name = ? RETURNING id",
-                (RunTrigger.SKIP.value, RunStatus.SKIPPED.value, now_ms, now_ms, job),
+                f"SELECT {_JOB_COLUMNS} FROM scheduled_job WHERE name = ?{self.FOR_UPDATE}",
+                (job,),
             )
             if row is None:
                 raise KeyError(job)
-            await self._run(
-                "UPDATE scheduled_job SET next_run_at = ? WHERE name = ?", (next_run_at_ms, job)
+            state = _job(row)
+            if state.running_run_id is not None:
+                return None
+            nxt = next_of(state)
+            run = await self._one(
+                "INSERT INTO scheduled_job_run (job, trigger, slot, status, planned_at, "
+                "started_at, finished_at, holder, error) "
+                "VALUES (?, ?, '', ?, ?, ?, ?, '', '') RETURNING id",
+                (
+                    job,
+                    RunTrigger.SKIP.value,
+                    RunStatus.SKIPPED.value,
+                    state.next_run_at_ms,
+                    now_ms,
+                    now_ms,
+                ),
             )
+            assert run is not None
+            await self._run("UPDATE scheduled_job SET next_run_at = ? WHERE name = ?", (nxt, job))
             await self._prune(job, runs_kept)
-        return int(row[0])
+        return SkippedRun(int(run[0]), state.next_run_at_ms, nxt)
 
     @bridged
     async def interrupt_runs(self, now_ms: Ms, error: str) -> list[RunRow]:

@@ -132,6 +132,14 @@ class RunRow(NamedTuple):
     error: str
 
 
+class SkippedRun(NamedTuple):
+    """What 跳过本次 did: the ``trigger=skip`` run recorded, and the next run time it moved."""
+
+    run_id: int
+    was_ms: Ms
+    next_run_at_ms: Ms
+
+
 class CronError(ValueError):
     """A cron expression or time zone that cannot be used; the message says why."""
 
@@ -199,7 +207,8 @@ def next_run_after(job: JobState, ended_ms: Ms, trigger: RunTrigger, tz: tzinfo)
 
 
 def skipped_next(job: JobState, tz: tzinfo) -> Ms:
-    """跳过本次: the next run time moved on by one period (the next match for cron)."""
+    """跳过本次: the next run time moved on by one period (the next match for cron). Not while
+    the job runs: the run in progress is "this run", and its end sets the next run time."""
     if job.cron is not None:
         return cron_next(job.cron, job.next_run_at_ms, tz)
     assert job.every_ms is not None

@@ -52,7 +52,8 @@ class JobRunRequested(NamedTuple):
 @event(133)
 class JobRunSkipped(NamedTuple):
     """跳过本次 for ``job``: run ``run`` is recorded with ``trigger=skip``, and the next run moves
-    from ``was_ms`` to ``next_run_at_ms``."""
+    from ``was_ms`` to ``next_run_at_ms``. ``run`` 0: refused, the job was running (its end
+    sets the next run time)."""
 
     seq: int
     t_ms: int

@@ -26,6 +26,7 @@ from sim.cvsa.job_table import (
     INTERRUPTED_ERROR,
     JobSpec,
     JobState,
+    SkippedRun,
     TableParams,
     first_run_at,
     is_due,
@@ -228,14 +229,20 @@ class TableExecutor:
         self._requested(eng.now, self.logs[name].name_idx, int(queued))
         return queued
 
-    async def skip(self, name: str) -> int:
-        """跳过本次 ``name``: its next run moves on by one period; the skip run's id."""
+    async def skip(self, name: str) -> SkippedRun | None:
+        """跳过本次 ``name``: its next run moves on by one period. None while it runs (logged
+        as a skip of run 0 that moved nothing)."""
         eng = self.engine
-        job = next(j for j in await self.table.jobs() if j.name == name)
-        nxt = skipped_next(job, self.tz)
-        run_id = await self.table.skip_run(name, eng.now, nxt, self.params.runs_kept)
-        self._skipped(eng.now, self.logs[name].name_idx, run_id, job.next_run_at_ms, nxt)
-        return run_id
+        skipped = await self.table.skip_run(
+            name, eng.now, self.params.runs_kept, partial(skipped_next, tz=self.tz)
+        )
+        idx = self.logs[name].name_idx
+        if skipped is None:
+            nxt = next(j for j in await self.table.jobs() if j.name == name).next_run_at_ms
+            self._skipped(eng.now, idx, 0, nxt, nxt)
+        else:
+            self._skipped(eng.now, idx, *skipped)
+        return skipped
 
     # -- faults -----------------------------------------------------------------------------
     async def crash(self) -> None:
@@ -252,10 +259,14 @@ class TableExecutor:
             if serving is not None:
                 eng.kill(serving)
         self._main = self._round = None
+        self._again = False
+        # Logged first: on the concurrent engine another deployment may take the lock while
+        # the drop is in flight. Dropped always: a try in flight when the process died may
+        # have taken it without this process knowing.
         if self.holding:
             self.holding = False
-            await self.table.drop_lock(self.holder)
             self._lost(eng.now, self._holder_idx)
+        await self.table.drop_lock(self.holder)
 
 
 def table_params(periodic: PeriodicSection) -> TableParams:

@@ -411,6 +411,10 @@ TICK = JobSpec("tick", SECOND_MS, None, True)
 NIGHTLY = JobSpec("nightly", None, "30 3 * * *", True)
 
 
+def _one_period_on(job: JobState) -> int:
+    return job.next_run_at_ms + SECOND_MS
+
+
 def _slot(run_id: int) -> str:
     return f"manual:{run_id}"
 
@@ -469,11 +473,17 @@ async def jobs_request_merges(t: JobTable) -> None:
 
 async def jobs_skip_and_prune(t: JobTable) -> None:
     await t.register_job(TICK, T0)
-    skipped = await t.skip_run("tick", T0 + 1, T0 + SECOND_MS, 3)
+    skipped = await t.skip_run("tick", T0 + 1, 3, _one_period_on)
+    assert skipped is not None
+    expect(skipped[1:], (T0, T0 + SECOND_MS), "moved from the time it read, by its rule")
     (job,) = await t.jobs()
     expect(job.next_run_at_ms, T0 + SECOND_MS, "skip moves the next run")
     (row,) = await t.runs("tick")
-    expect((row.id, row.trigger, row.status), (skipped, SKIP, SKIPPED), "a skip history row")
+    expect(
+        (row.id, row.trigger, row.status, row.planned_ms),
+        (skipped.run_id, SKIP, SKIPPED, T0),
+        "a skip history row, planned at the skipped time",
+    )
     ids = []
     for i in range(4):
         run = await t.start_run("tick", SCHEDULE, T0, T0 + 10 * i, "a", str)
@@ -481,6 +491,11 @@ async def jobs_skip_and_prune(t: JobTable) -> None:
         ids.append(run)
         await t.finish_run(run, SUCCEEDED, T0 + 10 * i + 1, T0, "", 3)
     expect([r.id for r in await t.runs("tick")], ids[1:], "the newest 3 runs kept")
+    running = await t.start_run("tick", SCHEDULE, T0, T0 + 50, "a", str)
+    assert running is not None
+    expect(await t.skip_run("tick", T0 + 51, 3, _one_period_on), None, "no skip while running")
+    (job,) = await t.jobs()
+    expect((job.next_run_at_ms, len(await t.runs("tick"))), (T0, 4), "nothing written")
 
 
 async def jobs_interrupted_runs(t: JobTable) -> None:

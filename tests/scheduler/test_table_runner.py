@@ -157,6 +157,27 @@ def test_skip_moves_the_next_run_on_by_one_period() -> None:
     ]
 
 
+def test_a_skip_while_the_job_runs_is_refused() -> None:
+    """The run in progress is "this run": its end sets the next run time (3000 + 10000), and a
+    skip meanwhile moves nothing (logged as run 0)."""
+    starts: list[int] = []
+    answers: list[object] = []
+
+    def setup(eng: Engine) -> None:
+        works = {"sweep": taking(3000, starts)}
+        ex = executor(eng, MemoryJobTable(), works, [JobSpec("sweep", 10_000, None, True)])
+
+        async def skip() -> None:
+            answers.append(await ex.skip("sweep"))
+
+        at(eng, 1000, skip)
+
+    _, rec = run_engine(setup, 14_000)
+    assert answers == [None]
+    assert starts == [0, 13_000]
+    assert [(e.t_ms, e.run) for e in rec.events(JobRunSkipped)] == [(1000, 0)]
+
+
 def test_a_disabled_job_runs_only_on_request() -> None:
     starts: list[int] = []
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from sim.cvsa.job_table import JobSpec, JobState, RunRow
+from sim.cvsa.job_table import JobSpec, JobState, RunRow, SkippedRun
 from sim.cvsa.vocabulary import RunStatus, RunTrigger
 from sim.units import Ms
 
@@ -101,8 +101,13 @@ class MemoryJobTable:
         self._jobs[job] = state._replace(run_requested_at_ms=now_ms)
         return True
 
-    async def skip_run(self, job: str, now_ms: Ms, next_run_at_ms: Ms, runs_kept: int) -> int:
+    async def skip_run(
+        self, job: str, now_ms: Ms, runs_kept: int, next_of: Callable[[JobState], Ms]
+    ) -> SkippedRun | None:
         state = self._jobs[job]
+        if state.running_run_id is not None:
+            return None
+        nxt = next_of(state)
         run_id = self._new_run_id()
         self._runs[run_id] = RunRow(
             run_id,
@@ -116,9 +121,9 @@ class MemoryJobTable:
             "",
             "",
         )
-        self._jobs[job] = state._replace(next_run_at_ms=next_run_at_ms)
+        self._jobs[job] = state._replace(next_run_at_ms=nxt)
         self._prune(job, runs_kept)
-        return run_id
+        return SkippedRun(run_id, state.next_run_at_ms, nxt)
 
     async def interrupt_runs(self, now_ms: Ms, error: str) -> list[RunRow]:
         running = [r for r in self._runs.values() if r.status is RunStatus.RUNNING]
