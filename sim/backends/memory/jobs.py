@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from sim.cvsa.job_table import JobSpec, JobState, RunRow, SkippedRun
+from sim.cvsa.job_table import JobSpec, JobState, RunRow, SkippedRun, request_queues
 from sim.cvsa.vocabulary import RunStatus, RunTrigger
 from sim.units import Ms
 
@@ -96,7 +96,7 @@ class MemoryJobTable:
 
     async def request_run(self, job: str, now_ms: Ms) -> bool:
         state = self._jobs[job]
-        if state.run_requested_at_ms is not None or state.running_run_id is not None:
+        if not request_queues(state):  # merged with a pending request or a running run
             return False
         self._jobs[job] = state._replace(run_requested_at_ms=now_ms)
         return True
