@@ -179,9 +179,13 @@ class ScheduleWrites(Protocol):
         (the caller decrements the windows of rows that left ``pending``, reference §6.4)."""
         ...
 
-    async def delete_overdue_schedules(self, before_ms: Ms) -> list[ScheduleRow]:
+    async def delete_overdue_schedules(
+        self, before_ms: Ms, kept_before_ms: Mapping[ScheduleType, Ms] | None = None
+    ) -> list[ScheduleRow]:
         """DELETE pending and processing rows with ``started_at < before_ms``; return them in id
-        order (reference §12)."""
+        order (reference §12). A row of a type in ``kept_before_ms`` is deleted only when due
+        before that type's bound instead (seed 003's deferred work,
+        :func:`sim.cvsa.modes.kept_before_ms`)."""
         ...
 
 

@@ -217,10 +217,18 @@ class ReferenceStore:
             self._replace(self._rows[row.id], row._replace(status=status))
         return before
 
-    async def delete_overdue_schedules(self, before_ms: Ms) -> list[ScheduleRow]:
-        overdue = list(self._processing[: bisect_left(self._processing, before_ms, key=_due_time)])
-        for entries in self._pending.values():
-            overdue += entries[: bisect_left(entries, before_ms, key=_due_time)]
+    async def delete_overdue_schedules(
+        self, before_ms: Ms, kept_before_ms: Mapping[ScheduleType, Ms] | None = None
+    ) -> list[ScheduleRow]:
+        kept = kept_before_ms or {}
+        overdue = [
+            (t, i)
+            for t, i in self._processing[: bisect_left(self._processing, before_ms, key=_due_time)]
+            if self._rows[i].type is None or t < kept.get(self._rows[i].type, before_ms)
+        ]
+        for type_, entries in self._pending.items():
+            bound = kept.get(type_, before_ms)
+            overdue += entries[: bisect_left(entries, bound, key=_due_time)]
         gone = [self._rows[i] for i in sorted(i for _, i in overdue)]
         for row in gone:
             self._unindex(row)

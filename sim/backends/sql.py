@@ -28,7 +28,7 @@ from __future__ import annotations
 import abc
 import contextlib
 import functools
-from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import Any, Concatenate, ParamSpec, TypeVar, cast
 
@@ -322,11 +322,21 @@ class SqlStore(abc.ABC):
         return [by_id[i] for i in ids if i in by_id]
 
     @bridged
-    async def delete_overdue_schedules(self, before_ms: Ms) -> list[ScheduleRow]:
+    async def delete_overdue_schedules(
+        self, before_ms: Ms, kept_before_ms: Mapping[ScheduleType, Ms] | None = None
+    ) -> list[ScheduleRow]:
+        kept = sorted((kept_before_ms or {}).items())
+        # A row of a kept type has its own bound (seed 003's deferred work).
+        own = "".join("(type = ? AND started_at < ?) OR " for _ in kept)
+        other = f"(type IS NULL OR type NOT IN ({marks(len(kept))}))" if kept else "TRUE"
         rows = await self._all(
-            f"DELETE FROM snapshot_schedule WHERE status IN {_ACTIVE} AND started_at < ? "
-            f"RETURNING {_SCHEDULE_COLUMNS}",
-            (before_ms,),
+            f"DELETE FROM snapshot_schedule WHERE status IN {_ACTIVE} AND ("
+            f"{own}({other} AND started_at < ?)) RETURNING {_SCHEDULE_COLUMNS}",
+            (
+                *(v for t, bound in kept for v in (t.value, bound)),
+                *(t.value for t, _ in kept),
+                before_ms,
+            ),
         )
         return sorted((_schedule(r) for r in rows), key=lambda r: r.id)
 

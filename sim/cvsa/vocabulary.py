@@ -93,3 +93,11 @@ class VideoUnavailable(IntEnum):
     @property
     def word(self) -> str:
         return self.name.lower()
+
+
+class TrafficMode(StrEnum):
+    """Seed 003 §5.1's traffic modes (预设几档流量模式: 默认模式、高峰模式、降级模式)."""
+
+    DEFAULT = "default"
+    PEAK = "peak"  # a time-of-day schedule: the evening peak
+    DEGRADED = "degraded"  # the write backlog passed its mark

@@ -40,6 +40,8 @@ from sim.report.series import (
     WindowOccupancy,
 )
 from sim.report.tables import Table, read_tables, write_tables
+from sim.report.write_series import TABLE as WRITE_TABLE
+from sim.report.write_series import WriteBacklogSeries
 from sim.scenario import Scenario
 from sim.units import Ms
 
@@ -54,6 +56,7 @@ TABLES = (
     "milestones",
     "proxies",
     PERIODIC_TABLE,
+    WRITE_TABLE,
 )
 """Every CSV file of a report (``<name>.csv``)."""
 
@@ -73,6 +76,7 @@ class SeriesSet:
             MilestoneTracking(truth, tz_ms),
             ProxyRequests(tz_ms),
             PeriodicSlots(tz_ms, periods_ms),
+            WriteBacklogSeries(tz_ms),
         ]
 
     def feed(self, chunk: Chunk, names: Sequence[str]) -> None:

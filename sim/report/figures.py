@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from sim.report import capacity_plot, periodic_series, why_late
+from sim.report import capacity_plot, periodic_series, why_late, write_series
 from sim.report.plots import (
     COLOURS,
     F8,
@@ -399,6 +399,7 @@ RUN_FIGURES: list[tuple[str, str, FigureFn]] = [
     ("lateness.png", "Hourly p50/p90/p99 of executed minus due, per schedule type.", lateness),
     ("cleanup.png", "Rows deleted by the timeout cleanup, per hour and type.", cleanup),
     (periodic_series.FILE, periodic_series.CAPTION, periodic_series.periodic),
+    (write_series.FILE, write_series.CAPTION, write_series.write_path),
     (
         "milestones.png",
         "Distributions (ECDF) of capture latency and bracket width over every milestone crossing.",
@@ -417,7 +418,9 @@ def draw_run(out_dir: Path, tables: dict[str, Table], ctx: PlotContext) -> list[
     paths = []
     with plt.rc_context(STYLE):
         for name, _caption, draw in RUN_FIGURES:
-            paths.append(save(draw(tables, ctx), out_dir / name))
+            fig = draw(tables, ctx)
+            if fig is not None:  # a figure of a mechanism the run did not use
+                paths.append(save(fig, out_dir / name))
     return paths
 
 

@@ -232,7 +232,8 @@ def coarsen(
     return x[starts], out, k
 
 
-FigureFn = Callable[[dict[str, Table], PlotContext], "Figure"]
+FigureFn = Callable[[dict[str, Table], PlotContext], "Figure | None"]
+"""A run figure, or None when the run has nothing for it (a mechanism it did not use)."""
 SummaryFigureFn = Callable[[dict[str, Any], PlotContext], "Figure"]
 
 

@@ -16,6 +16,7 @@ from sim.scenario.backends import BackendsSection
 from sim.scenario.design import DesignOverrides, show_param
 from sim.scenario.expect import ExpectSection
 from sim.scenario.faults import Fault
+from sim.scenario.peak_modes import ModesSection
 from sim.scenario.periodic import PeriodicSection
 from sim.scenario.scheduler import SchedulerSection
 from sim.scenario.switches import SwitchOverrides
@@ -24,6 +25,7 @@ from sim.scenario.types import DurationMs, InstantMs, Section, UtcOffsetMs
 from sim.scenario.upstream import UpstreamSection
 from sim.scenario.world import ArrivalsSection, CatalogSection, CurvesSection
 from sim.scenario.world_videos import WorldSection
+from sim.scenario.writes import WritePathSection
 from sim.units import DEFAULT_EPOCH_MS, HOUR_MS, format_duration_ms
 
 
@@ -66,6 +68,10 @@ class Scenario(Section):
     periodic: PeriodicSection = PeriodicSection()
     """How the periodic jobs run: BullMQ job schedulers or seed 001's job table."""
     upstream: UpstreamSection = UpstreamSection()
+    write_path: WritePathSection = WritePathSection()
+    """Seed 003's snapshot write path: buffer, database capacity, backpressure (off by default)."""
+    modes: ModesSection = ModesSection()
+    """Seed 003's traffic modes: peak and degraded modes defer the cold work (off by default)."""
     faults: list[Fault] = Field(default_factory=list)
     """What goes wrong, and when (``[[faults]]``, sim.scenario.faults)."""
     engine: EngineSection = EngineSection()
@@ -117,6 +123,16 @@ class Scenario(Section):
                     f"periodic.actions[{i}].at = {format_duration_ms(action.at)} falls after the "
                     f"run's end (duration {format_duration_ms(self.duration)})"
                 )
+        return self
+
+    @model_validator(mode="after")
+    def _degraded_needs_writes(self) -> Scenario:
+        modes = self.modes
+        if modes.enabled and modes.degrade_at_rows is not None and not self.write_path.enabled:
+            raise ValueError(
+                "modes.degrade_at_rows follows the write backlog: it needs "
+                "write_path.enabled = true"
+            )
         return self
 
     @model_validator(mode="after")

@@ -35,6 +35,24 @@ class PeriodicThresholds(Section):
     """Warn when this many runs started while another run of their job was still running."""
 
 
+class WritePathThresholds(Section):
+    """``[findings.write_path]``: the snapshot write backlog (finding ``write_path``)."""
+
+    warn_drain: DurationMs = duration_default("10m")
+    """Warn when the write backlog stayed above one flush (``flush_rows``) this long at a stretch,
+    or never drained before the end: snapshots fetched that long ago were not yet in the table,
+    so every rule reading them (ETA, milestones, intervals) used older counts."""
+
+
+class ModesThresholds(Section):
+    """``[findings.modes]``: deferred work under seed 003's traffic modes (finding ``modes``)."""
+
+    warn_lost: int = Field(default=1, ge=1)
+    """Warn when this many deferred rows were deleted by cleanup before they ran."""
+    warn_catch_up: DurationMs = duration_default("2h")
+    """Warn when back-filling a mode's deferred rows took this long after it ended."""
+
+
 class LostWorkThresholds(Section):
     """``[findings.lost_work]``: rows deleted without a snapshot, work lost or repeated."""
 
@@ -138,6 +156,8 @@ class FindingsSection(Section):
 
     ticks: TickHealthThresholds = TickHealthThresholds()
     periodic: PeriodicThresholds = PeriodicThresholds()
+    write_path: WritePathThresholds = WritePathThresholds()
+    modes: ModesThresholds = ModesThresholds()
     lost_work: LostWorkThresholds = LostWorkThresholds()
     lateness: LatenessThresholds = LatenessThresholds()
     capacity: CapacityThresholds = CapacityThresholds()

@@ -22,7 +22,12 @@ async def schedule_cleanup(ctx: Ctx, job: Job) -> None:
     :func:`sim.cvsa.lifecycle.window_delta`)."""
     now = ctx.now
     table, switches = ctx.transitions, ctx.switches
-    for row in await ctx.store.delete_overdue_schedules(cleanup_cutoff_ms(now, ctx.params)):
+    cutoff = cleanup_cutoff_ms(now, ctx.params)
+    if ctx.modes is None:
+        doomed = await ctx.store.delete_overdue_schedules(cutoff)
+    else:  # seed 003 §5.1: deferred rows are kept for the modes' bound
+        doomed = await ctx.store.delete_overdue_schedules(cutoff, ctx.modes.cleanup_bounds(cutoff))
+    for row in doomed:
         advance(row.status, Act.CLEANUP, table)  # only active rows are deleted (§12)
         ctx.emit.deleted(
             now, row.id, row.aid, TYPE_CODE[row.type], row.started_at_ms, STATUS_CODE[row.status]

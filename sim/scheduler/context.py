@@ -21,6 +21,8 @@ from sim.events import cvsa_kinds as K
 from sim.ports import LockManager, Snapshot, Store, UpstreamApi, WindowCounter
 from sim.rng import RandomStreams
 from sim.scheduler.metering import Slowdown
+from sim.scheduler.traffic_modes import TrafficModes
+from sim.scheduler.write_buffer import WriteBuffer
 from sim.units import Ms
 
 TYPE_CODE: Final = K.SNAPSHOT_TYPE.codes()
@@ -131,6 +133,11 @@ class Ctx:
     """How far the worker's clock is off the database's (the ``clock_skew`` fault)."""
     store_slowdown: Slowdown = field(default_factory=Slowdown)
     """The extra virtual time of every store call (the metered store's: ``slow_database``)."""
+
+    writes: WriteBuffer | None = None
+    """Seed 003's snapshot writer (``[write_path]``); None: each snapshot is inserted as fetched."""
+    modes: TrafficModes | None = None
+    """Seed 003's traffic modes (``[modes]``); None: every row is taken when due."""
 
     read_ahead: bool = True
     """Off: never :meth:`batched_reads` (a test compares the two paths' event logs)."""

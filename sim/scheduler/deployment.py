@@ -35,6 +35,8 @@ from sim.scheduler.faults import Injector
 from sim.scheduler.judges import cvsa_finding_reducers
 from sim.scheduler.metering import Metered, Timing, metered
 from sim.scheduler.table_runner import TableExecutor, table_params
+from sim.scheduler.traffic_modes import TrafficModes
+from sim.scheduler.write_buffer import WriteBuffer
 from sim.units import Ms
 from sim.upstream import NetworkFaults, SimulatedUpstream
 from sim.world import World
@@ -140,10 +142,22 @@ class CvsaModel:
         # Count every port call per job (SQL-equivalent query counts, sim.scheduler.metering).
         # Load mode (a concurrent engine on the real clock) also times every call and job.
         timed = engine.concurrent
+        raw_store = ctx.store
         store = Metered(ctx.store, engine, port="store", timed=timed)
         ctx.store, ctx.store_slowdown = cast(Store, store), store.slowdown
         ctx.locks = cast(LockManager, Metered(ctx.locks, engine, port="locks", timed=timed))
         ctx.counter = cast(WindowCounter, Metered(ctx.counter, engine, port="counter", timed=timed))
+        if scenario.modes.enabled:  # seed 003 §5.1: peak and degraded modes
+            ctx.modes = TrafficModes(engine, scenario.modes.params(), scenario.timezone)
+        if scenario.write_path.enabled:  # seed 003 §5.1: buffered writes, a finite database
+            ctx.writes = WriteBuffer(
+                engine,
+                raw_store,
+                scenario.write_path.params(),
+                store.slowdown,
+                ctx.emit.taken,
+                None if ctx.modes is None else ctx.modes.on_backlog,
+            )
         # Seed 001's tables live in the store's database: a slow database slows them too.
         self.jobs: JobTable | None = None
         self.executors: list[TableExecutor] = []
@@ -210,6 +224,8 @@ class CvsaModel:
         )
         if self.scenario.periodic.actions:
             ctx.engine.spawn(self._operator(), name="operator")
+        if ctx.modes is not None:
+            ctx.engine.spawn(ctx.modes.follow_schedule(), name="trafficModes")
         Injector(
             ctx,
             self.network_faults,

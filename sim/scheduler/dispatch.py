@@ -117,7 +117,9 @@ async def under_dispatcher_lock(
 
 async def dispatch_regular_snapshots(ctx: Ctx, job: Job | None = None) -> None:
     """Songs without an active normal row get one at the interval their last-24-h growth gives
-    (§11.6-11.7; seed 000 "间隔计算")."""
+    (§11.6-11.7; seed 000 "间隔计算"). Skipped under the write path's backpressure."""
+    if ctx.writes is not None and ctx.writes.holds_back("dispatchRegularSnapshots"):
+        return
     await under_dispatcher_lock(ctx, REGULAR_LOCK, _dispatch_regular)
 
 
@@ -139,7 +141,10 @@ async def regular_idle_until(ctx: Ctx, now: Ms) -> Ms:
 
 async def dispatch_archive_snapshots(ctx: Ctx, job: Job | None = None) -> None:
     """Songs without an active archive row -> next Saturday; other known videos -> uniformly
-    between next Monday and the Monday after (§13b; time zone from the scenario)."""
+    between next Monday and the Monday after (§13b; time zone from the scenario). Skipped under
+    the write path's backpressure."""
+    if ctx.writes is not None and ctx.writes.holds_back("dispatchArchiveSnapshots"):
+        return
     await under_dispatcher_lock(ctx, ARCHIVE_LOCK, _dispatch_archive)
 
 

@@ -114,6 +114,8 @@ class Injector:
     async def _restart(self, fault: SchedulerRestart) -> None:
         ctx = self.ctx
         lost = ctx.queue.crash()
+        if ctx.writes is not None:  # the writer's buffer dies with the process (seed 003 §5.1)
+            ctx.writes.crash()
         # BullMQ's job schedulers live in Redis and survive; a table executor dies with its
         # process, and its lock with its connection (seed 001).
         if self.executor is not None:

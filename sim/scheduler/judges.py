@@ -11,6 +11,7 @@ from sim.cvsa.params import Params
 from sim.metrics import Reducer
 from sim.metrics.findings import (
     Capacity,
+    Deferral,
     ExecutedLoad,
     LatenessAttribution,
     Levelling,
@@ -20,6 +21,7 @@ from sim.metrics.findings import (
     RuleChecks,
     Staleness,
     TickHealth,
+    WriteBacklog,
 )
 from sim.metrics.invariants import RunTruth
 from sim.scenario import Scenario
@@ -80,4 +82,31 @@ def cvsa_finding_reducers(
         ),
         MilestoneFinding(truth, tz, **th.milestones.model_dump()),
         Staleness(truth, tz, **th.staleness.model_dump()),
+        *_write_path(scenario, tz),
+        *_modes(scenario, tz),
+    ]
+
+
+def _modes(scenario: Scenario, tz: Ms) -> list[Reducer]:
+    """Finding ``modes``, for a run with seed 003's traffic modes (``[modes]``) only."""
+    modes = scenario.modes
+    if not modes.enabled:
+        return []
+    defers = {"peak": modes.peak_defers, "degraded": modes.degraded_defers}
+    return [Deferral(defers, modes.max_defer, tz, **scenario.findings.modes.model_dump())]
+
+
+def _write_path(scenario: Scenario, tz: Ms) -> list[Reducer]:
+    """Finding ``write_path``, for a run with seed 003's write path (``[write_path]``) only."""
+    wp = scenario.write_path
+    if not wp.enabled:
+        return []
+    return [
+        WriteBacklog(
+            wp.flush_rows,
+            wp.rows_per_second,
+            wp.connections,
+            tz,
+            **scenario.findings.write_path.model_dump(),
+        )
     ]

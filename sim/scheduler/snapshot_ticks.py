@@ -9,6 +9,7 @@ logs nothing.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Final
 
 from sim.cvsa.lifecycle import Act
@@ -21,8 +22,10 @@ from sim.cvsa.ticks import (
     single_tick_bounds,
     single_tick_types,
 )
+from sim.cvsa.vocabulary import ScheduleType
 from sim.engine import Job
 from sim.events.cvsa_kinds import SKIP_REASON
+from sim.ports import DueOrder, ScheduleRow
 from sim.scheduler.context import NEVER, TYPE_CODE, Ctx
 from sim.scheduler.schedule_snapshot import set_status
 from sim.units import Ms
@@ -30,16 +33,41 @@ from sim.units import Ms
 _AID_PROCESSING: Final = SKIP_REASON.code("aid_processing")
 
 
+def _limit(ctx: Ctx, limit: int) -> int:
+    """A tick's row limit; under the write path's backpressure, a share of it (seed 003 §5.1)."""
+    return limit if ctx.writes is None else ctx.writes.tick_limit(limit)
+
+
+async def _due(
+    ctx: Ctx,
+    *,
+    from_ms: Ms | None,
+    to_ms: Ms,
+    types: Sequence[ScheduleType],
+    limit: int,
+    order: DueOrder,
+) -> list[ScheduleRow]:
+    """A tick's due query; under a traffic mode, the types it defers wait (seed 003 §5.1)."""
+    if ctx.modes is None:
+        return await ctx.store.due_schedules(
+            from_ms=from_ms, to_ms=to_ms, types=types, limit=limit, order=order
+        )
+    return await ctx.modes.due(
+        ctx.store, from_ms=from_ms, to_ms=to_ms, types=types, limit=limit, order=order
+    )
+
+
 async def snapshot_tick(ctx: Ctx, job: Job) -> None:
     """Take up to 10 pending rows due within the next second; skip a video that already has a
     processing row; set the row processing and enqueue ``snapshotVideo`` (§7.2)."""
     now, params = ctx.now, ctx.params
     lo, hi = single_tick_bounds(now, params)
-    rows = await ctx.store.due_schedules(
+    rows = await _due(
+        ctx,
         from_ms=lo,
         to_ms=hi,
         types=single_tick_types(ctx.switches),
-        limit=params.single_tick_limit,
+        limit=_limit(ctx, params.single_tick_limit),
         order="started_at",
     )
     for row in rows:
@@ -67,8 +95,13 @@ async def bulk_snapshot_tick(ctx: Ctx, job: Job) -> None:
     of ``bulk_batch_size`` aids, one ``bulkSnapshotVideo`` job (one API call) each (§8)."""
     now, sw, params = ctx.now, ctx.switches, ctx.params
     lo, hi = bulk_tick_bounds(now, params)
-    rows = await ctx.store.due_schedules(
-        from_ms=lo, to_ms=hi, types=BULK_TYPES, limit=params.bulk_tick_limit, order="normal_first"
+    rows = await _due(
+        ctx,
+        from_ms=lo,
+        to_ms=hi,
+        types=BULK_TYPES,
+        limit=_limit(ctx, params.bulk_tick_limit),
+        order="normal_first",
     )
     for batch in batches(rows, params.bulk_batch_size):
         if sw.bulk_aids_as_ids_bug:

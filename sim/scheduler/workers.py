@@ -35,6 +35,7 @@ from sim.ports import ScheduleRow, Snapshot, UpstreamError, VideoStats
 from sim.scheduler.context import STATUS_CODE, TYPE_CODE, Ctx
 from sim.scheduler.estimates import adjusted_eta, regular_interval
 from sim.scheduler.schedule_snapshot import schedule_snapshot, set_status
+from sim.scheduler.write_buffer import PendingSnapshot
 from sim.units import HOUR_MS
 
 T = TypeVar("T")
@@ -128,11 +129,17 @@ async def snapshot_video(ctx: Ctx, job: Job) -> None:
 
 
 async def _record(ctx: Ctx, row: ScheduleRow | None, stats: VideoStats) -> None:
-    """Write the snapshot (unique on (aid, t): a duplicate is counted, not stored)."""
-    stored = await ctx.store.insert_snapshot(stats.aid, stats.server_time_ms, stats.views)
+    """Write the snapshot (unique on (aid, t): a duplicate is counted, not stored); under
+    ``[write_path]``, hand it to the writer's buffer (seed 003 §5.1), which logs it when written."""
     schedule, type_code, due = (
         (-1, -1, -1) if row is None else (row.id, TYPE_CODE[row.type], row.started_at_ms)
     )
+    if ctx.writes is not None:
+        ctx.writes.add(
+            PendingSnapshot(stats.aid, stats.server_time_ms, stats.views, schedule, type_code, due)
+        )
+        return
+    stored = await ctx.store.insert_snapshot(stats.aid, stats.server_time_ms, stats.views)
     ctx.emit.taken(
         ctx.now,
         stats.aid,

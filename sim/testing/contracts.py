@@ -193,6 +193,31 @@ async def schedule_delete_overdue(s: ScheduleStore) -> None:
     expect(await s.earliest_active_ms(), T0 - 2 * MINUTE_MS, "earliest active after delete")
 
 
+async def schedule_delete_overdue_keeps_deferred(s: ScheduleStore) -> None:
+    """Seed 003's deferred work: pending rows of a kept type have their own, earlier bound."""
+    normal = await s.insert_schedule(1, NORMAL, T0 - 3 * MINUTE_MS, T0)
+    old_normal = await s.insert_schedule(2, NORMAL, T0 - 9 * MINUTE_MS, T0)
+    new = await s.insert_schedule(3, NEW, T0 - 3 * MINUTE_MS, T0)
+    busy = await s.insert_schedule(4, NORMAL, T0 - 3 * MINUTE_MS, T0)
+    archive = await s.insert_schedule(5, ARCHIVE, T0 - 3 * MINUTE_MS, T0)
+    old_busy = await s.insert_schedule(6, NORMAL, T0 - 7 * MINUTE_MS, T0)
+    busy_new = await s.insert_schedule(7, NEW, T0 - 3 * MINUTE_MS, T0)
+    await s.set_schedule_status([busy, old_busy, busy_new], PROCESSING)
+    gone = await s.delete_overdue_schedules(
+        T0 - 2 * MINUTE_MS, {NORMAL: T0 - 5 * MINUTE_MS, ARCHIVE: T0 - 5 * MINUTE_MS}
+    )
+    expect(
+        [r.id for r in gone],
+        [old_normal, new, old_busy, busy_new],
+        "kept types by their own bound, pending or processing; other types as before",
+    )
+    expect((await s.get_schedule(normal)) is not None, True, "a kept pending row survives")
+    expect((await s.get_schedule(busy)) is not None, True, "a kept processing row survives")
+    expect((await s.get_schedule(archive)) is not None, True, "each kept type survives")
+    again = await s.delete_overdue_schedules(T0 - 2 * MINUTE_MS)
+    expect([r.id for r in again], [normal, busy, archive], "a survivor is still found later")
+
+
 async def schedule_window_counts(s: ScheduleStore) -> None:
     await s.insert_schedule(1, NORMAL, T0 + 1, T0)
     await s.insert_schedule(2, NORMAL, T0 + WINDOW_MS - 1, T0)
@@ -540,6 +565,7 @@ CHECKS: dict[str, list[Callable[[Any], Awaitable[None]]]] = {
         schedule_processing_any_type,
         schedule_set_status_returns_before,
         schedule_delete_overdue,
+        schedule_delete_overdue_keeps_deferred,
         schedule_window_counts,
     ],
     "snapshot_store": [

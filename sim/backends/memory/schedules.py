@@ -21,7 +21,7 @@ A row refers to its video by the video's slot in :class:`~sim.backends.memory.vi
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Final
 
 from sim.backends.memory.columns import I32Column, I64Column, U8Column
@@ -292,13 +292,28 @@ class ScheduleTable:
             self._set(row.id, code)
         return before
 
-    async def delete_overdue_schedules(self, before_ms: Ms) -> list[ScheduleRow]:
+    async def delete_overdue_schedules(
+        self, before_ms: Ms, kept_before_ms: Mapping[ScheduleType, Ms] | None = None
+    ) -> list[ScheduleRow]:
         doomed: set[int] = set()
-        for heap, status in [(h, PENDING) for h in self._pending] + [(self._proc_heap, PROCESSING)]:
-            while heap.n and heap.t_at(0) < before_ms:
-                if self._live_at(heap, 0, status):
+        kept = {TYPE_CODE[t]: bound for t, bound in (kept_before_ms or {}).items()}
+        for code, heap in enumerate(self._pending):
+            bound = kept.get(code, before_ms)
+            while heap.n and heap.t_at(0) < bound:
+                if self._live_at(heap, 0, PENDING):
                     doomed.add(heap.id_at(0))
                 heap.pop()
+        heap, survivors = self._proc_heap, []
+        while heap.n and heap.t_at(0) < before_ms:
+            t, i = heap.t_at(0), heap.id_at(0)
+            if self._live_at(heap, 0, PROCESSING):
+                if t < kept.get(self._type.get(i), before_ms):
+                    doomed.add(i)
+                else:  # a kept type's row, not yet past its own bound
+                    survivors.append((t, i))
+            heap.pop()
+        for t, i in survivors:
+            heap.push(t, i)
         out = []
         for i in sorted(doomed):
             out.append(self._row(i))

@@ -22,11 +22,16 @@ The findings (id: what it judges, module):
 * ``periodic``: periodic work runs once per slot, from one place; runs cut off, time offline
   (:mod:`.periodic_runs`)
 * ``rules``: the invariant monitors, what they checked and set aside (:mod:`.rule_checks`)
+* ``write_path``: seed 003's write backlog, its drain and backpressure, runs with
+  ``[write_path]`` only (:mod:`.write_backlog`)
+* ``modes``: seed 003's traffic modes: what they deferred, back-filled and lost, runs with
+  ``[modes]`` only (:mod:`.deferral`)
 """
 
 from __future__ import annotations
 
 from sim.metrics.findings.capacity import Capacity
+from sim.metrics.findings.deferral import Deferral
 from sim.metrics.findings.executed_load import ExecutedLoad
 from sim.metrics.findings.lateness import LatenessAttribution
 from sim.metrics.findings.levelling import Levelling
@@ -45,9 +50,11 @@ from sim.metrics.findings.verdicts import (
     worst,
     worst_first,
 )
+from sim.metrics.findings.write_backlog import WriteBacklog
 
 __all__ = [
     "Capacity",
+    "Deferral",
     "ExecutedLoad",
     "Finding",
     "LatenessAttribution",
@@ -59,6 +66,7 @@ __all__ = [
     "Severity",
     "Staleness",
     "TickHealth",
+    "WriteBacklog",
     "finding_metrics",
     "findings_in",
     "verdict_sentence",
