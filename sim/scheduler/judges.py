@@ -19,6 +19,7 @@ from sim.metrics.findings import (
     PeriodicRuns,
     RuleChecks,
     Staleness,
+    ThrottleFinding,
     TickHealth,
 )
 from sim.metrics.invariants import RunTruth
@@ -80,4 +81,10 @@ def cvsa_finding_reducers(
         ),
         MilestoneFinding(truth, tz, **th.milestones.model_dump()),
         Staleness(truth, tz, **th.staleness.model_dump()),
+        ThrottleFinding(
+            scenario.upstream.adaptive.enabled,
+            scenario.scheduler.retry.by_class,
+            tz,
+            **th.throttle.model_dump(),
+        ),
     ]

@@ -22,6 +22,8 @@ The findings (id: what it judges, module):
 * ``periodic``: periodic work runs once per slot, from one place; runs cut off, time offline
   (:mod:`.periodic_runs`)
 * ``rules``: the invariant monitors, what they checked and set aside (:mod:`.rule_checks`)
+* ``throttle``: throttled answers (-412, 429), the adaptive response's rate cuts and restores,
+  retry by class (:mod:`.throttle`; issue 28)
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from sim.metrics.findings.milestones import MilestoneFinding
 from sim.metrics.findings.periodic_runs import PeriodicRuns
 from sim.metrics.findings.rule_checks import RuleChecks
 from sim.metrics.findings.staleness import Staleness
+from sim.metrics.findings.throttle import ThrottleFinding
 from sim.metrics.findings.tick_health import TickHealth
 from sim.metrics.findings.verdicts import (
     Finding,
@@ -58,6 +61,7 @@ __all__ = [
     "RuleChecks",
     "Severity",
     "Staleness",
+    "ThrottleFinding",
     "TickHealth",
     "finding_metrics",
     "findings_in",
