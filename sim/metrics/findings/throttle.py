@@ -83,6 +83,7 @@ class ThrottleFinding:
         self.retry_delays: dict[bool, list[int]] = {True: [], False: []}  # rate-limited?
         self.retried_4xx = 0
         self.failed_4xx = 0
+        self.answered_4xx = 0
         self.retry_after = 0
         self.blocked_412 = 0
         self.end_ms: Ms | None = None
@@ -93,6 +94,7 @@ class ThrottleFinding:
         req = chunk.table(K.UpstreamRequest)
         answered = req[np.isin(req[:, 6], _ANSWERED) & (req[:, 2] >= 0)]
         self.held.update((req[req[:, 2] < 0][:, 1] // self.bin_ms).tolist())
+        self.answered_4xx += int((req[:, 6] == _OUT["http_4xx"]).sum())
         minutes = answered[:, 1] // self.bin_ms
         throttled = np.isin(answered[:, 6], _THROTTLED)
         total, bad = Counter(minutes.tolist()), Counter(minutes[throttled].tolist())
@@ -166,7 +168,7 @@ class ThrottleFinding:
 
     def _retry_words(self) -> tuple[str, dict[str, Any]]:
         limited, other = self.retry_delays[True], self.retry_delays[False]
-        if not (self.by_class or self.retry_after or self.failed_4xx):
+        if not (self.by_class or self.retry_after or self.answered_4xx):
             return "", {}
         parts = []
         if limited or other:
@@ -177,8 +179,12 @@ class ThrottleFinding:
             )
         if self.retry_after:
             parts.append(f"{self.retry_after:,} honoured a Retry-After")
-        if self.failed_4xx:
-            parts.append(f"{self.failed_4xx:,} plain 4xx answers, {self.retried_4xx:,} retried")
+        if self.answered_4xx:
+            parts.append(
+                f"{self.answered_4xx:,} plain 4xx answers, {self.failed_4xx:,} of them seen as "
+                f"4xx (the rest came through Aliyun FC as ALICLOUD_PROXY_ERR, §14.4), "
+                f"{self.retried_4xx:,} of those retried"
+            )
         if not parts:
             parts.append("no retries")
         head = "Retry by class: " if self.by_class else "Retries (one backoff for all): "
@@ -188,6 +194,7 @@ class ThrottleFinding:
             "other_retries": len(other),
             "other_retry_median_s": round(median(other) / 1000, 3) if other else 0.0,
             "retry_after_honoured": self.retry_after,
+            "http_4xx_answers": self.answered_4xx,
             "http_4xx": self.failed_4xx,
             "http_4xx_retried": self.retried_4xx,
         }
