@@ -478,11 +478,15 @@ class VideoStats(NamedTuple):
 
 class UpstreamError(Exception):
     """A failed upstream call: its :class:`~sim.cvsa.vocabulary.UpstreamErrorKind`, and the
-    bilibili code when the API answered one (``bili_code``)."""
+    bilibili code when the API answered one (``bili_code``), and the answer's Retry-After in
+    ms (0: none; only a 429 carries one, issue 28)."""
 
-    def __init__(self, kind: UpstreamErrorKind, code: int = 0, detail: str = "") -> None:
+    def __init__(
+        self, kind: UpstreamErrorKind, code: int = 0, detail: str = "", retry_after_ms: int = 0
+    ) -> None:
         self.kind = kind
         self.code = code
+        self.retry_after_ms = retry_after_ms
         super().__init__(f"{kind}{f' {code}' if code else ''}{f': {detail}' if detail else ''}")
 
 

@@ -61,6 +61,13 @@ class Backoff:
     base_ms: Ms = 1000
     cap_ms: Ms = 30_000
     jitter: float = 0.5
+    by_class: bool = False
+    """Retry by class (issue 28): a rate-limited failure waits from ``rate_limited_base_ms``
+    and honours a Retry-After (:func:`class_retry_ms`). Off: every retryable class alike."""
+    rate_limited_base_ms: Ms = 5000
+    """First delay of a rate-limited failure (seed 004: 429 "通常需要更长等待")."""
+    retry_after_cap_ms: Ms = 60_000
+    """The longest Retry-After honoured: a longer one waits this long."""
 
 
 def backoff_delay_ms(
@@ -96,12 +103,39 @@ def backoff_delay_ms(
     return max(0, math.floor(delay + delay * jitter * (u * 2 - 1)))
 
 
-def backoff_retry_ms(policy: Backoff, attempt: int, kind: ErrorKind, u: float) -> Ms | None:
+def backoff_retry_ms(
+    policy: Backoff, attempt: int, kind: ErrorKind, u: float, retry_after_ms: Ms = 0
+) -> Ms | None:
     """After ``attempt`` failed with ``kind``: the delay before the next attempt, or None to give
-    up (seed 004 ``withRetry``: attempts 1 … ``max_retries`` + 1, retryable errors only)."""
+    up (seed 004 ``withRetry``: attempts 1 … ``max_retries`` + 1, retryable errors only).
+    With ``policy.by_class`` the delay is :func:`class_retry_ms`'s (``retry_after_ms``: the
+    answer's Retry-After, 0 if none); without, ``retry_after_ms`` is ignored."""
     if attempt > policy.max_retries or not is_retryable(kind):
         return None
+    if policy.by_class:
+        return class_retry_ms(policy, attempt, kind, u, retry_after_ms)
     return backoff_delay_ms(attempt, policy.base_ms, policy.cap_ms, policy.jitter, u=u)
+
+
+def class_retry_ms(
+    policy: Backoff, attempt: int, kind: ErrorKind, u: float, retry_after_ms: Ms = 0
+) -> Ms:
+    """The delay of a retry by class (issue 28), for a retryable ``kind``:
+
+    * a rate-limited failure (429, or no proxy: "rate limit" in seed 004's test) with a
+      Retry-After waits exactly that long, at most ``retry_after_cap_ms`` and without jitter
+      (the server said when; RFC 9110 §10.2.3);
+    * without one it backs off from ``rate_limited_base_ms`` instead of ``base_ms`` (seed 004
+      "429 限流：可重试（通常需要更长等待）"), same cap and jitter;
+    * any other class backs off as :func:`backoff_delay_ms` does.
+    """
+    if kind is ErrorKind.RATE_LIMITED:
+        if retry_after_ms > 0:
+            return min(retry_after_ms, policy.retry_after_cap_ms)
+        base = policy.rate_limited_base_ms
+    else:
+        base = policy.base_ms
+    return backoff_delay_ms(attempt, base, max(policy.cap_ms, base), policy.jitter, u=u)
 
 
 # --- the deployed outcome table -----------------------------------------------------------------
@@ -138,6 +172,7 @@ ERROR_CLASS: Final[Mapping[UpstreamErrorKind, ErrorKind]] = {
     UpstreamErrorKind.TIMEOUT: ErrorKind.TIMEOUT,
     UpstreamErrorKind.HTTP_429: ErrorKind.RATE_LIMITED,
     UpstreamErrorKind.HTTP_5XX: ErrorKind.HTTP_5XX,
+    UpstreamErrorKind.HTTP_4XX: ErrorKind.HTTP_4XX,  # "HTTP 4\d\d": not retryable
 }
 """How seed 004 classifies each upstream failure (``retry_policy = "backoff"``)."""
 

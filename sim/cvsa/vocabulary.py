@@ -62,6 +62,7 @@ class UpstreamErrorKind(StrEnum):
     TIMEOUT = "timeout"
     HTTP_429 = "http_429"
     HTTP_5XX = "http_5xx"
+    HTTP_4XX = "http_4xx"  # a 4xx that is not 429 (seed 004: not retryable), issue 28
 
 
 class RunStatus(StrEnum):

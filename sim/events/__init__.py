@@ -4,7 +4,7 @@ Importing this package registers every event kind, so the schema in a log header
 which modules a process happened to import first.
 """
 
-from sim.events import cvsa_kinds, engine_kinds, table_kinds, write_kinds
+from sim.events import cvsa_kinds, engine_kinds, table_kinds, upstream_kinds, write_kinds
 from sim.events.file import FileSink, SavedLog, read_events
 from sim.events.log import CHUNK_EVENTS, Chunk, EventLog, Sink
 from sim.events.schema import BY_NAME, ENUMS, KINDS, EventKind, kind_of
@@ -25,5 +25,6 @@ __all__ = [
     "kind_of",
     "read_events",
     "table_kinds",
+    "upstream_kinds",
     "write_kinds",
 ]

@@ -55,6 +55,7 @@ PROXY_OUTCOME: Final = enum(
     "http_5xx",
     "http_429",
     "throttled",
+    "http_4xx",  # appended (issue 28): a plain 4xx answer
 )
 UPSTREAM_CALL: Final = enum("upstream_call", "single", "bulk")
 LOCK_OUTCOME: Final = enum(
@@ -72,6 +73,7 @@ FAULT_KIND: Final = enum(
     "slow_database",
     "clock_skew",
     "second_instance",
+    "risk_control_storm",  # appended (issue 28): bilibili's own tolerance divided
 )
 NO_WINDOW: Final = -1
 """``window_ms`` of a creation that reserved nothing (every window full, §6.2 step 4)."""

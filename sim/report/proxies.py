@@ -46,6 +46,7 @@ OUTCOME_COLOURS = {
     "http_5xx": "C3",
     "http_429": "C6",
     "throttled": "C5",
+    "http_4xx": "C8",  # issue 28
     "no_proxy": "0.45",
 }
 """One colour per outcome across panels and runs (``no_proxy`` grey: nothing was sent)."""

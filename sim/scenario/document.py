@@ -87,6 +87,16 @@ class Scenario(Section):
     """Videos pinned to chosen curves (``[[world.videos]]``, sim.scenario.world_videos)."""
 
     @model_validator(mode="after")
+    def _risk_storm_has_risk_control(self) -> Scenario:
+        if not self.upstream.risk_control.enabled and any(
+            f.kind == "risk_control_storm" for f in self.faults
+        ):
+            raise ValueError(
+                "a risk_control_storm fault needs [upstream.risk_control] enabled = true"
+            )
+        return self
+
+    @model_validator(mode="after")
     def _end_fits(self) -> Scenario:
         if self.start + self.duration >= 2**62:
             raise ValueError("start + duration is too far in the future")

@@ -57,6 +57,16 @@ class ThrottlingStorm(_Lasting):
     """Divisor of every limit (10: a tenth of the deployed rates)."""
 
 
+class RiskControlStorm(_Lasting):
+    """bilibili's own tolerance (``[upstream.risk_control]``) is divided by ``factor``: requests
+    beyond it are answered -412 (or 429). Unlike ``throttling_storm``, which tightens the
+    crawler's own limiters, slowing down helps here (issue 28; docs/upstream-reaction.md)."""
+
+    kind: Literal["risk_control_storm"]
+    factor: float = Field(gt=1)
+    """Divisor of the tolerance (4: a quarter of ``risk_control.limit``)."""
+
+
 class LatencySpike(_Lasting):
     """Every upstream request takes ``factor`` times as long."""
 
@@ -122,6 +132,7 @@ class SecondInstance(_Lasting):
 Fault = Annotated[
     UpstreamOutage
     | ThrottlingStorm
+    | RiskControlStorm
     | LatencySpike
     | CounterLoss
     | SchedulerRestart

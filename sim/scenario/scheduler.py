@@ -19,6 +19,15 @@ class RetrySection(Section):
     """Relative jitter: the delay is multiplied by a uniform factor in [1 - j, 1 + j] (+/-50 %)."""
     max_retries: int = Field(default=3, ge=0, le=20)
     """Retries after the first attempt (seed 004: 3)."""
+    by_class: bool = False
+    """Retry by error class (issue 28): a rate-limited failure (429, no proxy) backs off from
+    ``rate_limited_base`` and honours a Retry-After (up to ``retry_after_cap``); a 4xx is
+    never retried either way. Off: every retryable class alike (seed 004's one backoff)."""
+    rate_limited_base: DurationMs = Field(default=duration_default("5s"), gt=0)
+    """First delay of a rate-limited failure under ``by_class`` (seed 004: 429
+    "通常需要更长等待")."""
+    retry_after_cap: DurationMs = Field(default=duration_default("60s"), gt=0)
+    """The longest Retry-After honoured under ``by_class``."""
 
 
 class SchedulerSection(Section):

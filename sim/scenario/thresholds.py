@@ -151,6 +151,22 @@ class StalenessThresholds(Section):
     snapshot (fewer: warn). Deleted, hidden and under-review songs are never counted."""
 
 
+class ThrottleThresholds(Section):
+    """``[findings.throttle]``: throttled answers (-412, 429) during the storms, or over the run
+    when there is none (finding ``throttle``, docs/upstream-reaction.md)."""
+
+    warn_share: float = Field(default=0.1, gt=0, le=1)
+    """Warn when this share of bilibili's answers were throttled (seed 003 §6.3: risk control
+    firing markedly more often is the signal to fall back)."""
+    fail_share: float = Field(default=0.5, gt=0, le=1)
+    """Fail when this share were throttled: half the requests wasted, and every -412 on the
+    single path stored as the video's status (reference §9 step 4)."""
+    peak_window: DurationMs = duration_default("1m")
+    """Bins of the peak throttled share (and of the storm's answers: every bin overlapping it)."""
+    peak_min_answers: int = Field(default=10, ge=1)
+    """A bin with fewer answers is too small a sample for the peak share."""
+
+
 class FindingsSection(Section):
     """``[findings]``: one sub-table per finding."""
 
@@ -165,3 +181,4 @@ class FindingsSection(Section):
     executed_load: ExecutedLoadThresholds = ExecutedLoadThresholds()
     milestones: MilestoneThresholds = MilestoneThresholds()
     staleness: StalenessThresholds = StalenessThresholds()
+    throttle: ThrottleThresholds = ThrottleThresholds()

@@ -18,6 +18,7 @@ from sim.cvsa.profile import Switches
 from sim.cvsa.retry import Backoff, OutcomeTable, cvsa_outcomes
 from sim.engine import Engine, Job, Queue
 from sim.events import cvsa_kinds as K
+from sim.events import upstream_kinds as U
 from sim.ports import LockManager, Snapshot, Store, UpstreamApi, WindowCounter
 from sim.rng import RandomStreams
 from sim.scheduler.metering import Slowdown
@@ -57,6 +58,7 @@ class Emitters:
     stray: Callable[..., None]
     locked: Callable[..., None]
     history: Callable[..., None]
+    retry_after: Callable[..., None]
 
     @classmethod
     def bind(cls, engine: Engine) -> Emitters:
@@ -80,6 +82,7 @@ class Emitters:
             stray=e(K.StrayStatusChange),
             locked=e(K.DispatcherLocked),
             history=e(K.HistoryLoaded),
+            retry_after=e(U.RetryAfterHonoured),
         )
 
 

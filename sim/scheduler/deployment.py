@@ -124,6 +124,7 @@ class CvsaModel:
                 self.world.scalar.views,
                 self.world.scalar.api_error,
                 self.network_faults,
+                streams=streams,
             ),
             switches=self.switches,
             params=self.params,
@@ -136,6 +137,9 @@ class CvsaModel:
                 base_ms=cfg.retry.base,
                 cap_ms=cfg.retry.cap,
                 jitter=cfg.retry.jitter,
+                by_class=cfg.retry.by_class,
+                rate_limited_base_ms=cfg.retry.rate_limited_base,
+                retry_after_cap_ms=cfg.retry.retry_after_cap,
             ),
         )
         ctx = self.ctx

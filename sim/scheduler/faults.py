@@ -19,6 +19,7 @@ from sim.scenario.faults import (
     CounterLoss,
     Fault,
     LatencySpike,
+    RiskControlStorm,
     SchedulerRestart,
     SecondInstance,
     SlowDatabase,
@@ -84,6 +85,10 @@ class Injector:
             net.limit_scale = fault.factor
             await eng.sleep(fault.duration)
             net.limit_scale = 1.0
+        elif isinstance(fault, RiskControlStorm):
+            net.risk_scale = fault.factor
+            await eng.sleep(fault.duration)
+            net.risk_scale = 1.0
         elif isinstance(fault, LatencySpike):
             net.latency_factor = fault.factor
             await eng.sleep(fault.duration)

@@ -20,6 +20,7 @@ from sim.metrics.findings import (
     PeriodicRuns,
     RuleChecks,
     Staleness,
+    ThrottleFinding,
     TickHealth,
     WriteBacklog,
 )
@@ -82,6 +83,12 @@ def cvsa_finding_reducers(
         ),
         MilestoneFinding(truth, tz, **th.milestones.model_dump()),
         Staleness(truth, tz, **th.staleness.model_dump()),
+        ThrottleFinding(
+            scenario.upstream.adaptive.enabled,
+            scenario.scheduler.retry.by_class,
+            tz,
+            **th.throttle.model_dump(),
+        ),
         *_write_path(scenario, tz),
         *_modes(scenario, tz),
     ]

@@ -6,7 +6,8 @@ Reference §9 and §10. What happens on an upstream failure depends on ``switche
   jitter (base 1 s, cap 30 s, +/-50 %, 3 retries) when the error is retryable (network errors,
   timeouts, 5xx, 429 -- and "no proxy", which is a rate limit); business errors (a bilibili code)
   are not. When retries run out the row ends ``failed`` (``no_proxy`` if rate-limited); nothing is
-  rescheduled: the dispatchers pick the video up again.
+  rescheduled: the dispatchers pick the video up again. ``[scheduler.retry] by_class`` (issue
+  28, docs/upstream-reaction.md): rate-limited failures wait longer and honour a Retry-After.
 * ``cvsa`` (deployed, §9 error handling, §10.2-10.4): no retry inside the job; ``no_proxy`` and
   ALICLOUD_PROXY_ERR reschedule the row a little later, other errors fail it for good.
 """
@@ -74,11 +75,13 @@ async def call_upstream(
             raise err
         attempt += 1
         delay = backoff_retry_ms(
-            ctx.backoff, attempt, error_class(err.kind), ctx.retry_rng.random()
+            ctx.backoff, attempt, error_class(err.kind), ctx.retry_rng.random(), err.retry_after_ms
         )
         if delay is None:
             raise err
         ctx.emit.retry(ctx.now, job.id, aid, attempt, delay, kind)
+        if err.retry_after_ms and ctx.backoff.by_class:  # issue 28: the answer said when
+            ctx.emit.retry_after(ctx.now, job.id, attempt, err.retry_after_ms, delay)
         await ctx.engine.sleep(delay)
 
 

@@ -15,7 +15,16 @@ One request (``NetworkDelegate.request``, §14.3):
 
 Every request is logged (``UpstreamRequest``) with its proxy, latency and outcome. Faults
 (:class:`NetworkFaults`) change the behaviour while they last: an outage fails every request,
-a throttling storm divides every limit, a latency spike multiplies latencies.
+a throttling storm divides every limit, a latency spike multiplies latencies, a risk-control
+storm divides bilibili's tolerance.
+
+Issue 28 (docs/upstream-reaction.md), each off by default: bilibili's own per-proxy tolerance
+(``[upstream.risk_control]``: beyond it a request that reached bilibili is answered -412 or
+429), plain 4xx answers and Retry-After headers on 429s (``[upstream.errors]``), and the
+crawler's adaptive response (``[upstream.adaptive]``): each answer feeds
+:class:`sim.cvsa.throttle.AdaptiveRate`; while its factor is below 1, a GCRA budget of that
+factor of the rate before the throttling is checked before the proxies of step 1 (spent: no
+proxy).
 """
 
 from __future__ import annotations
@@ -26,13 +35,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
+from sim.cvsa.throttle import AdaptiveRate
 from sim.cvsa.vocabulary import UpstreamErrorKind
 from sim.engine import Engine
 from sim.events.cvsa_kinds import PROXY_OUTCOME, UpstreamRequest
+from sim.events.upstream_kinds import RATE_CHANGE, RateFactorChanged
 from sim.ports import UpstreamError, VideoStats, new_record
+from sim.rng import RandomStreams
 from sim.scenario.upstream import LatencySection, UpstreamSection
 from sim.units import Ms
-from sim.upstream.limiter import BULK_TASK_TIERS, PROVIDER_TIERS, MultiTierLimiter
+from sim.upstream.limiter import BULK_TASK_TIERS, PROVIDER_TIERS, Gcra, MultiTierLimiter
 
 ALICLOUD: Final = "alicloud_hangzhou"
 CF_WORKER: Final = "cf-worker"
@@ -54,6 +66,12 @@ _NV_MAGICCONST: Final = 4 * math.exp(-0.5) / math.sqrt(2.0)
 _OUTCOME_CODE: Final = PROXY_OUTCOME.codes()
 _KIND_OF: Final = {k.value: k for k in UpstreamErrorKind}
 """A drawn failure's word (``fetch_error``, ``timeout``, ...) as the error kind it raises."""
+_UNSENT: Final = frozenset({"fetch_error", "timeout"})
+"""Drawn failures of a request that never reached bilibili (its tolerance does not see it)."""
+_ANSWERED: Final = frozenset({"ok", "http_5xx", "http_429", "throttled", "http_4xx"})
+"""Outcomes that are bilibili's answers: what the adaptive response's window holds."""
+_THROTTLED: Final = frozenset({"throttled", "http_429"})
+_RATE_CODE: Final = RATE_CHANGE.codes()
 
 
 def shuffle_draw(rng: random.Random, x: list[str]) -> None:
@@ -94,6 +112,8 @@ class NetworkFaults:
     latency_factor: float = 1.0
     limit_scale: float = 1.0
     """Every rate limit is divided by this."""
+    risk_scale: float = 1.0
+    """bilibili's tolerance (``[upstream.risk_control]``) is divided by this."""
 
 
 class SimulatedUpstream:
@@ -107,6 +127,8 @@ class SimulatedUpstream:
         views: Callable[[int, Ms], int],
         api_error: Callable[[int, Ms], int],
         faults: NetworkFaults | None = None,
+        *,
+        streams: RandomStreams | None = None,
     ) -> None:
         self.engine = engine
         self.cfg = cfg
@@ -126,6 +148,24 @@ class SimulatedUpstream:
         log = engine.log
         self._proxy_idx = {p: log.name(p) for p in (ALICLOUD, CF_WORKER, NATIVE)}
         self._emit = log.emitter(UpstreamRequest)
+        # Issue 28, each off by default and then drawing and changing nothing.
+        rc = cfg.risk_control
+        self.risk = (
+            {p: Gcra(rc.period, rc.limit) for p in (ALICLOUD, CF_WORKER, NATIVE)}
+            if rc.enabled
+            else None
+        )
+        """bilibili's tolerance per proxy (``[upstream.risk_control]``)."""
+        self.adaptive = AdaptiveRate(cfg.adaptive.params()) if cfg.adaptive.enabled else None
+        """The adaptive response's state (``[upstream.adaptive]``, :mod:`sim.cvsa.throttle`)."""
+        self.governor: Gcra | None = None
+        """The adaptive response's budget while its factor is below 1 (a GCRA per window)."""
+        self._emit_rate = log.emitter(RateFactorChanged)
+        self.retry_after_rng: random.Random | None = None
+        if cfg.errors.retry_after_share > 0:
+            if streams is None:
+                raise ValueError("errors.retry_after_share > 0 needs the run's streams")
+            self.retry_after_rng = streams.stream("retry_after")
 
     # -- the port -----------------------------------------------------------------------------
     async def get_video(self, aid: int, now_ms: Ms, task: str = "snapshotVideo") -> VideoStats:
@@ -148,9 +188,13 @@ class SimulatedUpstream:
 
     # -- one request --------------------------------------------------------------------------
     def pick_proxy(self, task: str, now_ms: Ms) -> str | None:
-        """The first proxy (in shuffled order) whose limiters let the request through."""
+        """The first proxy (in shuffled order) whose limiters let the request through; None when
+        the adaptive budget (issue 28, checked first) or every proxy's limiters refuse."""
         proxies = list(TASK_PROXIES[task])
         shuffle_draw(self.rng, proxies)
+        governor = self.governor
+        if governor is not None and not governor.allow(now_ms):
+            return None  # issue 28: the adaptive response's budget is spent for now
         if not self.cfg.rate_limits:
             return proxies[0]
         scale = self.faults.limit_scale
@@ -172,29 +216,58 @@ class SimulatedUpstream:
             raise UpstreamError(UpstreamErrorKind.NO_PROXY)
         delay = self._latency(latency)
         failure = self.faults.outage or self._draw_failure()
+        # A request that reached bilibili: its tolerance for this proxy decides first.
+        if (
+            self.risk is not None
+            and not self.faults.outage
+            and failure not in _UNSENT
+            and not self.risk[proxy].allow(start, self.faults.risk_scale)
+        ):
+            failure = self.cfg.risk_control.answer
+        retry_after = 0
+        # Only a 429 that reaches the crawler with its headers (not through Ali FC, §14.4).
+        if (
+            failure == "http_429"
+            and self.retry_after_rng is not None
+            and proxy != ALICLOUD
+            and self.retry_after_rng.random() < self.cfg.errors.retry_after_share
+        ):
+            retry_after = self.cfg.errors.retry_after
         timeout = self.timeouts[proxy]
         if failure == "timeout" or delay > timeout:
             failure, delay = "timeout", timeout
         await engine.sleep(delay)
+        now = engine.now
+        outcome = failure or "ok"
+        self._emit(now, self._proxy_idx[proxy], kind, n_aids, delay, _OUTCOME_CODE[outcome])
+        if self.adaptive is not None and outcome in _ANSWERED:
+            self._observe(now, outcome)
+        if failure is None:
+            return start + delay // 2
         if failure == "throttled":
-            self._emit(
-                engine.now,
-                self._proxy_idx[proxy],
-                kind,
-                n_aids,
-                delay,
-                _OUTCOME_CODE["throttled"],
-            )
             raise UpstreamError(UpstreamErrorKind.BILI_CODE, THROTTLED_CODE)
-        if failure is not None:
-            # Through Aliyun FC every failure becomes ALICLOUD_PROXY_ERR (§14.4).
-            error = UpstreamErrorKind.ALICLOUD_ERROR if proxy == ALICLOUD else _KIND_OF[failure]
-            self._emit(
-                engine.now, self._proxy_idx[proxy], kind, n_aids, delay, _OUTCOME_CODE[failure]
+        # Through Aliyun FC every failure becomes ALICLOUD_PROXY_ERR (§14.4).
+        if proxy == ALICLOUD:
+            raise UpstreamError(UpstreamErrorKind.ALICLOUD_ERROR)
+        raise UpstreamError(_KIND_OF[failure], retry_after_ms=retry_after)
+
+    def _observe(self, now_ms: Ms, outcome: str) -> None:
+        """Feed the adaptive response one answer; log a change of its factor (issue 28)."""
+        adaptive = self.adaptive
+        assert adaptive is not None
+        change = adaptive.observe(now_ms, outcome in _THROTTLED)
+        if change is not None:
+            budget = adaptive.budget()
+            if budget is None:
+                self.governor = None
+            elif self.governor is None:
+                self.governor = Gcra(adaptive.params.window_ms, budget)
+            else:
+                self.governor.limit = budget
+            window = adaptive.window
+            self._emit_rate(
+                now_ms, change[0], window.share_permille(), len(window), _RATE_CODE[change[1]]
             )
-            raise UpstreamError(error)
-        self._emit(engine.now, self._proxy_idx[proxy], kind, n_aids, delay, _OUTCOME_CODE["ok"])
-        return start + delay // 2
 
     def _latency(self, latency: LatencySection) -> Ms:
         sigma = math.log(latency.p99 / latency.median) / 2.3263478740408408  # z of 0.99
@@ -210,6 +283,7 @@ class SimulatedUpstream:
             ("http_5xx", e.http_5xx),
             ("http_429", e.http_429),
             ("throttled", e.throttled),
+            ("http_4xx", e.http_4xx),  # last: at 0 it changes no draw (issue 28)
         ):
             if u < p:
                 return name

@@ -24,6 +24,8 @@ ALLOWED_CONSTANTS = {
     ("scheduler/metering.py", "READ"),
     ("scheduler/metering.py", "WRITE"),
     ("scheduler/metering.py", "REDIS"),
+    # A unit: the rate factor at full rate, in permille (issue 28).
+    ("cvsa/throttle.py", "FULL"),
 }
 
 

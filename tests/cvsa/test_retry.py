@@ -15,6 +15,7 @@ from sim.cvsa.retry import (
     Path,
     backoff_delay_ms,
     backoff_retry_ms,
+    class_retry_ms,
     cvsa_outcomes,
     cvsa_retry,
     deployed_outcome,
@@ -96,6 +97,7 @@ def test_upstream_failures_classified_for_seed_004() -> None:
         UpstreamErrorKind.TIMEOUT: True,
         UpstreamErrorKind.HTTP_429: True,
         UpstreamErrorKind.HTTP_5XX: True,
+        UpstreamErrorKind.HTTP_4XX: False,  # seed 004: "4xx 客户端错误：通常不可重试"
     }
 
 
@@ -108,6 +110,7 @@ def test_upstream_failures_as_the_deployed_code_names_them() -> None:
         UpstreamErrorKind.TIMEOUT: Outcome.OTHER,
         UpstreamErrorKind.HTTP_429: Outcome.OTHER,
         UpstreamErrorKind.HTTP_5XX: Outcome.OTHER,
+        UpstreamErrorKind.HTTP_4XX: Outcome.OTHER,
     }
 
 
@@ -163,3 +166,48 @@ def test_cvsa_retry_keeps_archive_rows_archive_when_the_leak_is_off() -> None:
     )
     assert cvsa_retry(bili, ARCHIVE, DESIGN, 0.3) == CvsaRetry(ARCHIVE, 15_000, False, True)
     assert cvsa_retry(no_proxy, ARCHIVE, DESIGN, 0.5) == CvsaRetry(ARCHIVE, 15_000, False, True)
+
+
+# --- retry by class (issue 28) ------------------------------------------------------------------
+
+BY_CLASS = Backoff(by_class=True, rate_limited_base_ms=5000, retry_after_cap_ms=60_000)
+
+
+def test_by_class_rate_limited_waits_from_its_own_base() -> None:
+    # u = 0.5: no jitter. 5 s, 10 s, 20 s, then the 30 s cap; other classes keep 1 s, 2 s, 4 s.
+    assert [class_retry_ms(BY_CLASS, a, ErrorKind.RATE_LIMITED, 0.5) for a in (1, 2, 3, 4)] == [
+        5000,
+        10_000,
+        20_000,
+        30_000,
+    ]
+    assert [class_retry_ms(BY_CLASS, a, ErrorKind.HTTP_5XX, 0.5) for a in (1, 2, 3)] == [
+        1000,
+        2000,
+        4000,
+    ]
+    # Jitter applies to the longer base too: u = 0 is -50 %.
+    assert class_retry_ms(BY_CLASS, 1, ErrorKind.RATE_LIMITED, 0.0) == 2500
+
+
+def test_by_class_honours_retry_after_up_to_the_cap_without_jitter() -> None:
+    assert class_retry_ms(BY_CLASS, 1, ErrorKind.RATE_LIMITED, 0.9, retry_after_ms=7000) == 7000
+    assert class_retry_ms(BY_CLASS, 3, ErrorKind.RATE_LIMITED, 0.1, retry_after_ms=7000) == 7000
+    assert class_retry_ms(BY_CLASS, 1, ErrorKind.RATE_LIMITED, 0.5, 120_000) == 60_000
+    # A Retry-After on another class is not a rate limit's: the backoff applies.
+    assert class_retry_ms(BY_CLASS, 1, ErrorKind.HTTP_5XX, 0.5, retry_after_ms=7000) == 1000
+
+
+def test_backoff_retry_uses_the_class_rule_only_when_on() -> None:
+    assert backoff_retry_ms(BY_CLASS, 1, ErrorKind.RATE_LIMITED, 0.5, 7000) == 7000
+    assert backoff_retry_ms(BY_CLASS, 1, ErrorKind.RATE_LIMITED, 0.5) == 5000
+    assert backoff_retry_ms(Backoff(), 1, ErrorKind.RATE_LIMITED, 0.5, 7000) == 1000
+    # A 4xx is never retried, by class or not; nor past max_retries.
+    assert backoff_retry_ms(BY_CLASS, 1, ErrorKind.HTTP_4XX, 0.5) is None
+    assert backoff_retry_ms(BY_CLASS, 4, ErrorKind.RATE_LIMITED, 0.5, 7000) is None
+
+
+def test_a_plain_4xx_under_the_deployed_table() -> None:
+    # Through cf-worker or native: OTHER (§9: failed, no reschedule; §10.4 likewise).
+    assert deployed_outcome(UpstreamErrorKind.HTTP_4XX) is Outcome.OTHER
+    assert CVSA_OUTCOMES[Path.SINGLE, Outcome.OTHER].reschedule is None

@@ -34,6 +34,7 @@ def test_word_tables_are_the_enums_in_order() -> None:
         "timeout",
         "http_429",
         "http_5xx",
+        "http_4xx",  # appended (issue 28)
     )
     assert tuple(ScheduleType) == SNAPSHOT_TYPE.words
     assert tuple(ScheduleStatus) == SCHEDULE_STATUS.words

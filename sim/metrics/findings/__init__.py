@@ -26,6 +26,8 @@ The findings (id: what it judges, module):
   ``[write_path]`` only (:mod:`.write_backlog`)
 * ``modes``: seed 003's traffic modes: what they deferred, back-filled and lost, runs with
   ``[modes]`` only (:mod:`.deferral`)
+* ``throttle``: throttled answers (-412, 429), the adaptive response's rate cuts and restores,
+  retry by class (:mod:`.throttle`; issue 28)
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from sim.metrics.findings.milestones import MilestoneFinding
 from sim.metrics.findings.periodic_runs import PeriodicRuns
 from sim.metrics.findings.rule_checks import RuleChecks
 from sim.metrics.findings.staleness import Staleness
+from sim.metrics.findings.throttle import ThrottleFinding
 from sim.metrics.findings.tick_health import TickHealth
 from sim.metrics.findings.verdicts import (
     Finding,
@@ -65,6 +68,7 @@ __all__ = [
     "RuleChecks",
     "Severity",
     "Staleness",
+    "ThrottleFinding",
     "TickHealth",
     "WriteBacklog",
     "finding_metrics",
