@@ -133,6 +133,14 @@ class StalenessThresholds(Section):
     snapshot (fewer: warn). Deleted, hidden and under-review songs are never counted."""
 
 
+class DeliveryThresholds(Section):
+    """``[findings.delivery]``: jobs given up by redelivery (finding ``delivery``)."""
+
+    warn_dropped: int = Field(default=1, ge=1)
+    """Warn when this many jobs were given up: failed after too many stalls, or dropped past
+    the consumer's delivery cap (their work is not done)."""
+
+
 class FindingsSection(Section):
     """``[findings]``: one sub-table per finding."""
 
@@ -145,3 +153,4 @@ class FindingsSection(Section):
     executed_load: ExecutedLoadThresholds = ExecutedLoadThresholds()
     milestones: MilestoneThresholds = MilestoneThresholds()
     staleness: StalenessThresholds = StalenessThresholds()
+    delivery: DeliveryThresholds = DeliveryThresholds()

@@ -11,6 +11,7 @@ from sim.cvsa.params import Params
 from sim.metrics import Reducer
 from sim.metrics.findings import (
     Capacity,
+    DeliveryFinding,
     ExecutedLoad,
     LatenessAttribution,
     Levelling,
@@ -80,4 +81,22 @@ def cvsa_finding_reducers(
         ),
         MilestoneFinding(truth, tz, **th.milestones.model_dump()),
         Staleness(truth, tz, **th.staleness.model_dump()),
+        *_delivery(scenario),
+    ]
+
+
+def _delivery(scenario: Scenario) -> list[Reducer]:
+    """Finding ``delivery``, for a scenario with a ``[delivery]`` table (even one that turns
+    everything off: the "lost" twin of a redelivery scenario)."""
+    d = scenario.delivery
+    if not d.model_fields_set:
+        return []
+    return [
+        DeliveryFinding(
+            d.stalled_check,
+            d.consumer_retry,
+            d.dedupe,
+            scenario.timezone,
+            **scenario.findings.delivery.model_dump(),
+        )
     ]

@@ -21,12 +21,15 @@ The findings (id: what it judges, module):
 * ``ticks``: periodic jobs keep their periods; queue wait and depth (:mod:`.tick_health`)
 * ``periodic``: periodic work runs once per slot, from one place; runs cut off, time offline
   (:mod:`.periodic_runs`)
+* ``delivery``: crashed jobs redelivered or lost, failed deliveries retried or dropped,
+  duplicates skipped (:mod:`.delivery`; only with a ``[delivery]`` table)
 * ``rules``: the invariant monitors, what they checked and set aside (:mod:`.rule_checks`)
 """
 
 from __future__ import annotations
 
 from sim.metrics.findings.capacity import Capacity
+from sim.metrics.findings.delivery import DeliveryFinding
 from sim.metrics.findings.executed_load import ExecutedLoad
 from sim.metrics.findings.lateness import LatenessAttribution
 from sim.metrics.findings.levelling import Levelling
@@ -48,6 +51,7 @@ from sim.metrics.findings.verdicts import (
 
 __all__ = [
     "Capacity",
+    "DeliveryFinding",
     "ExecutedLoad",
     "Finding",
     "LatenessAttribution",
