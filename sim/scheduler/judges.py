@@ -86,11 +86,8 @@ def cvsa_finding_reducers(
 
 
 def _delivery(scenario: Scenario) -> list[Reducer]:
-    """Finding ``delivery``, for a scenario with a ``[delivery]`` table (even one that turns
-    everything off: the "lost" twin of a redelivery scenario)."""
+    """Finding ``delivery`` (ok and "off" when ``[delivery]`` turns nothing on)."""
     d = scenario.delivery
-    if not d.model_fields_set:
-        return []
     return [
         DeliveryFinding(
             d.stalled_check,

@@ -22,7 +22,7 @@ The findings (id: what it judges, module):
 * ``periodic``: periodic work runs once per slot, from one place; runs cut off, time offline
   (:mod:`.periodic_runs`)
 * ``delivery``: crashed jobs redelivered or lost, failed deliveries retried or dropped,
-  duplicates skipped (:mod:`.delivery`; only with a ``[delivery]`` table)
+  duplicates skipped (:mod:`.delivery`)
 * ``rules``: the invariant monitors, what they checked and set aside (:mod:`.rule_checks`)
 """
 
