@@ -97,11 +97,11 @@ class DeliveryFinding:
         ]
         for _, what, job, value in sorted(marks):
             if what == 0:
-                if value == _STALLED:
-                    self.stall_redelivered += 1
-                else:
+                if value != _STALLED:
                     self.retry_redelivered += 1
-                if job >= 0:
+                    continue
+                self.stall_redelivered += 1
+                if job >= 0:  # what a job found stalled did next (iterations have no id)
                     self.redelivered_jobs.add(job)
             elif job not in self.redelivered_jobs:
                 continue
