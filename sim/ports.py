@@ -373,6 +373,24 @@ class LockManager(Protocol):
         ...
 
 
+class MessageMarks(Protocol):
+    """Processed-message markers ``msg:<id>`` on Redis (seed 004 ``handleMessage``: GET before
+    processing, ``SET msg:<id> 1 EX 86400`` after success; issue 28, docs/redelivery.md).
+
+    Deployed, ``EX`` expires on the Redis server's clock. Here, as for the dispatcher locks, the
+    value is the expiry instant in the run's time, so a marker expires at the same simulated
+    instant whatever the clock and the backend. Checking and marking are separate calls, as in
+    the seed: two deliveries in flight can both see a message unmarked."""
+
+    async def is_marked(self, key: str, now_ms: Ms) -> bool:
+        """GET ``key``: is a marker present and not expired at ``now_ms``?"""
+        ...
+
+    async def mark(self, key: str, expires_ms: Ms) -> None:
+        """SET ``key`` until ``expires_ms`` (overwrites an older marker)."""
+        ...
+
+
 class Counter(WindowCounter, LockManager, Protocol):
     """The window counts and the dispatcher locks, which share one Redis in the deployed code
     (reference §2.8): what ``--counter`` names."""

@@ -21,6 +21,7 @@ closes them however the run ends.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -29,8 +30,9 @@ from typing import Any, Literal, Protocol, cast
 from sim.backends.errors import BackendError, redact
 from sim.backends.memory import MemoryStore, MemoryWindowCounter
 from sim.backends.memory.jobs import MemoryJobTable
+from sim.backends.memory.marks import MemoryMessageMarks
 from sim.backends.reference import ReferenceStore, ReferenceWindowCounter
-from sim.ports import Counter, JobTable, Store
+from sim.ports import Counter, JobTable, MessageMarks, Store
 
 Reservation = Literal["loop", "lua"]
 SqliteDriver = Literal["auto", "sqlite3", "aiosqlite"]
@@ -117,6 +119,17 @@ def make_counter(spec: BackendSpec) -> Counter:
     )
 
 
+def make_marks(counter: Counter) -> MessageMarks:
+    """Seed 004's processed-message markers beside ``counter``: on its Redis when it is one
+    (:mod:`sim.backends.redis_marks`), else in memory (issue 28)."""
+    redis_module = sys.modules.get("sim.backends.redis")
+    if redis_module is not None and isinstance(counter, redis_module.RedisWindowCounter):
+        from sim.backends.redis_marks import RedisMessageMarks
+
+        return RedisMessageMarks(counter)
+    return MemoryMessageMarks()
+
+
 def make_job_table(store: Store) -> JobTable:
     """Seed 001's job table beside ``store``: in its database when it is an SQL store (the
     tables and the executor lock live there, :mod:`sim.backends.sql_jobs`), else in memory."""
@@ -132,10 +145,19 @@ class Backends:
     store: Store
     counter: Counter
     jobs: JobTable | None = None
+    marks: MessageMarks | None = None
+    """Seed 004's message markers (defaults to the counter's Redis, :func:`make_marks`)."""
 
     def __post_init__(self) -> None:
         if self.jobs is None:
             self.jobs = make_job_table(self.store)
+        if self.marks is None:
+            self.marks = make_marks(self.counter)
+
+    @property
+    def message_marks(self) -> MessageMarks:
+        assert self.marks is not None  # set by __post_init__
+        return self.marks
 
     @property
     def job_table(self) -> JobTable:
@@ -190,7 +212,9 @@ def _only_leaf(group: BaseExceptionGroup[BaseException]) -> BaseException | None
 async def _opened(backends: Backends) -> AsyncIterator[None]:
     opened: list[Any] = []
     try:
-        for adapter in (backends.store, backends.counter):
+        # The markers after the counter: on Redis they use its connection.
+        adapters: tuple[Any, ...] = (backends.store, backends.counter, backends.marks)
+        for adapter in adapters:
             if hasattr(adapter, "open"):
                 await adapter.open()
                 opened.append(adapter)
@@ -207,6 +231,7 @@ __all__ = [
     "Counter",
     "Lifecycle",
     "MemoryJobTable",
+    "MemoryMessageMarks",
     "MemoryStore",
     "MemoryWindowCounter",
     "ReferenceStore",
@@ -215,6 +240,7 @@ __all__ = [
     "make_backends",
     "make_counter",
     "make_job_table",
+    "make_marks",
     "make_store",
     "open_backends",
     "redact",

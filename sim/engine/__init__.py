@@ -1,7 +1,7 @@
 """The discrete-event engines (virtual and real clock), processes, queues and job schedulers."""
 
 from sim.engine.core import Engine, Process, SimulationError
-from sim.engine.jobs import IterationLog, Job, JobFailed, JobScheduler, Queue
+from sim.engine.jobs import IterationLog, Job, JobFailed, JobScheduler, Queue, StallParams
 from sim.engine.realtime import ConcurrentEngine, RealClockEngine
 from sim.engine.virtual import VirtualEngine
 
@@ -16,5 +16,6 @@ __all__ = [
     "Queue",
     "RealClockEngine",
     "SimulationError",
+    "StallParams",
     "VirtualEngine",
 ]

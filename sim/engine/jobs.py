@@ -16,6 +16,27 @@ are counted in run-length ``IdleIterations`` records instead of per-iteration re
 ``engine.elide`` on, iterations that a scheduler's ``idle_until`` hint proves idle, and that no
 other event could influence, are skipped without running; the log is identical either way
 (tests/engine/test_elision.py).
+
+Redelivery (issue 28, docs/redelivery.md; both off by default, and then a crash loses its running
+jobs, ``JobLost``):
+
+* **Stalled jobs** (:meth:`Queue.check_stalled`, BullMQ defaults of reference §1.2: lock 30 s
+  renewed every 15 s, stalled check every 30 s, ``maxStalledCount`` 1). A crashed worker stops
+  renewing, so a job it ran keeps its lock until its last renewal plus the lock duration
+  (``JobAbandoned``). BullMQ's check (moveStalledJobsToWait) runs on a live worker every stalled
+  interval, at most once per interval across workers: it takes the jobs the *previous* check
+  marked whose lock is gone, moves each back to wait (``JobRedelivered``) or, past
+  ``maxStalledCount``, to failed (``JobDropped`` ``stalled_limit``), then marks every active job;
+  a lock renewal unmarks a job. Modelled without per-job timers: renewals are arithmetic (start +
+  k * renew), and check timers run only while abandoned jobs wait and a worker is alive.
+* **Redelivery of failed jobs** (:meth:`Queue.retry_failed`): a job whose processor raises
+  :class:`JobFailed` is not acknowledged; it comes back after a fixed delay (``JobRetried``, then
+  ``JobRedelivered``). How many deliveries a message gets is the consumer's business (its cap).
+
+A job counts its deliveries (``Job.deliveries``, BullMQ's ``attemptsStarted``); a periodic
+iteration delivered again runs the same iteration (same due time) and creates no next one: that
+one was created when it first started, and its job id ``repeat:<key>:<millis>`` is fixed, so
+BullMQ adding it again is a no-op.
 """
 
 from __future__ import annotations
@@ -24,9 +45,18 @@ import heapq
 from collections import deque
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from sim.engine.core import Engine, Process
+from sim.events.delivery_kinds import (
+    DROP_REASON,
+    REDELIVERY_CAUSE,
+    JobAbandoned,
+    JobDropped,
+    JobRedelivered,
+    JobRetried,
+    JobStalled,
+)
 from sim.events.engine_kinds import (
     NO_PRIORITY,
     IdleIterations,
@@ -38,7 +68,36 @@ from sim.events.engine_kinds import (
     JobLost,
     JobStarted,
 )
-from sim.units import Ms
+from sim.units import SECOND_MS, Ms
+
+_STALLED: Final = REDELIVERY_CAUSE.code("stalled")
+_RETRY: Final = REDELIVERY_CAUSE.code("retry")
+_STALLED_LIMIT: Final = DROP_REASON.code("stalled_limit")
+
+
+def _doc(doc: str, cite: str) -> dict[str, str]:
+    return {"doc": doc, "cite": cite}
+
+
+@dataclass(frozen=True)
+class StallParams:
+    """BullMQ's stalled-job numbers. CVSA sets none of them, so the defaults apply (reference
+    §1.2: "lock 30 s renewed every 15 s, stalled check every 30 s, maxStalledCount 1")."""
+
+    lock_ms: Ms = field(
+        default=30 * SECOND_MS, metadata=_doc("a job's lock duration", "reference §1.2")
+    )
+    renew_ms: Ms = field(
+        default=15 * SECOND_MS,
+        metadata=_doc("a live worker renews its jobs' locks this often", "reference §1.2"),
+    )
+    stalled_interval_ms: Ms = field(
+        default=30 * SECOND_MS, metadata=_doc("the stalled check's period", "reference §1.2")
+    )
+    max_stalled_count: int = field(
+        default=1,
+        metadata=_doc("stalls a job survives; one more and it fails", "reference §1.2"),
+    )
 
 
 class JobFailed(Exception):
@@ -54,6 +113,7 @@ class Job:
 
     __slots__ = (
         "data",
+        "deliveries",
         "due_ms",
         "id",
         "name",
@@ -62,6 +122,8 @@ class Job:
         "processor",
         "result",
         "scheduler",
+        "stalled",
+        "started_ms",
     )
 
     def __init__(
@@ -84,9 +146,26 @@ class Job:
         self.due_ms = due_ms
         self.scheduler = scheduler
         self.result: Any = None
+        self.deliveries = 0
+        """How many times a worker took it (BullMQ ``attemptsStarted``)."""
+        self.stalled = 0
+        """How many times the stalled check found it (BullMQ ``stc``)."""
+        self.started_ms: Ms = 0
+        """When its current delivery started (its lock's first renewal counts from here)."""
 
     def __repr__(self) -> str:
         return f"Job(id={self.id}, name={self.name!r}, due_ms={self.due_ms})"
+
+
+class Abandoned:
+    """A job whose worker died: when its lock expires, whether a stalled check has marked it."""
+
+    __slots__ = ("job", "lock_expires_ms", "marked")
+
+    def __init__(self, job: Job, lock_expires_ms: Ms, marked: bool) -> None:
+        self.job = job
+        self.lock_expires_ms = lock_expires_ms
+        self.marked = marked
 
 
 IdleHint = Callable[[Ms], Awaitable[Ms]]
@@ -110,8 +189,20 @@ class Queue:
     prioritized: list[tuple[int, int, Job]] = field(default_factory=list)
     paused: bool = False
     running: dict[int, tuple[Job, Process]] = field(default_factory=dict)
+    stall: StallParams | None = None
+    """The stalled check (:meth:`check_stalled`); None: a crash loses its running jobs."""
+    retry_delay_ms: Ms | None = None
+    """Failed jobs come back this much later (:meth:`retry_failed`); None: they finish."""
+    abandoned: list[Abandoned] = field(default_factory=list)
+    """Jobs whose worker died, still active, waiting for the stalled check (oldest first)."""
     _counter: int = 0
     _serial: int = 0
+    _first_check_ms: Ms = 0
+    """The live worker's first stalled check that runs (its checks follow every interval)."""
+    _last_check_ms: Ms | None = None
+    """The last check a dead worker ran (BullMQ's ``stalled-check`` key lives an interval)."""
+    _check_gen: int = 0
+    """Bumped when a worker dies: the check timers it armed do nothing."""
 
     def __post_init__(self) -> None:
         if self.concurrency < 1:
@@ -123,6 +214,28 @@ class Queue:
         self._emit_started = self.engine.log.emitter(JobStarted)
         self._emit_finished = self.engine.log.emitter(JobFinished)
         self._emit_lost = self.engine.log.emitter(JobLost)
+        log = self.engine.log
+        self._emit_abandoned = log.emitter(JobAbandoned)
+        self._emit_stalled = log.emitter(JobStalled)
+        self._emit_redelivered = log.emitter(JobRedelivered)
+        self._emit_retried = log.emitter(JobRetried)
+        self._emit_dropped = log.emitter(JobDropped)
+
+    def check_stalled(self, params: StallParams) -> None:
+        """Turn on BullMQ's stalled check (module docstring): from now on a crash abandons its
+        running jobs instead of losing them. The live worker's first check runs now (BullMQ runs
+        one when a worker starts), then one every ``stalled_interval_ms``."""
+        if min(params.lock_ms, params.renew_ms, params.stalled_interval_ms) <= 0:
+            raise ValueError(f"queue {self.name}: stall durations must be > 0 ({params})")
+        self.stall = params
+        self._first_check_ms = self.engine.now
+
+    def retry_failed(self, delay_ms: Ms) -> None:
+        """Failed plain jobs are not acknowledged: each comes back ``delay_ms`` after it failed
+        (BullMQ ``attempts`` with a fixed ``backoff``; periodic iterations are not retried)."""
+        if delay_ms < 0:
+            raise ValueError(f"queue {self.name}: retry delay must be >= 0 (got {delay_ms})")
+        self.retry_delay_ms = delay_ms
 
     def add(
         self,
@@ -180,6 +293,9 @@ class Queue:
     def crash(self) -> list[Job]:
         """The worker process dies: every running job is lost (logged ``JobLost``) and nothing
         starts until :meth:`resume`. Waiting and delayed jobs stay queued (they live in Redis)."""
+        if self.stall is not None:
+            self._abandon()
+            return []
         self.paused = True
         lost = []
         eng = self.engine
@@ -196,9 +312,89 @@ class Queue:
         return lost
 
     def resume(self) -> None:
-        """A worker is back: jobs start again."""
-        self.paused = False
+        """A worker is back: jobs start again. With the stalled check on, its checker starts:
+        the check at once is skipped if a dead worker's last one is less than an interval ago
+        (the ``stalled-check`` key, moveStalledJobsToWait), so the first runs an interval later."""
+        was_paused, self.paused = self.paused, False
+        stall = self.stall
+        if stall is not None and was_paused:
+            now, every, last = self.engine.now, stall.stalled_interval_ms, self._last_check_ms
+            self._first_check_ms = now if last is None or now >= last + every else now + every
+            if self.abandoned:
+                self.engine.call_at(self._first_check_ms, self._check, self._check_gen)
         self._pump()
+
+    def _last_check(self, now: Ms) -> Ms | None:
+        """The live worker's last stalled check at or before ``now`` (a check at ``now`` runs
+        first), or the dead one's if the live worker has run none yet."""
+        assert self.stall is not None
+        first = self._first_check_ms
+        if now < first:
+            return self._last_check_ms
+        every = self.stall.stalled_interval_ms
+        return first + (now - first) // every * every
+
+    def _abandon(self) -> None:
+        """The worker dies with the stalled check on: its jobs stay active with their locks
+        until the last renewal plus the lock duration; a job is already marked if the last check
+        came at or after its last renewal (a renewal at a check's instant runs first)."""
+        stall = self.stall
+        assert stall is not None
+        eng = self.engine
+        now = eng.now
+        if not self.paused:
+            self._last_check_ms = self._last_check(now)
+        self.paused = True
+        self._check_gen += 1
+        last = self._last_check_ms
+        for _, (job, proc) in sorted(self.running.items()):
+            eng.kill(proc)
+            sched = job.scheduler
+            name = job.name_idx if sched is None else sched.name_idx
+            started = job.started_ms
+            renewed = started + (now - started) // stall.renew_ms * stall.renew_ms
+            expires = renewed + stall.lock_ms
+            marked = last is not None and last >= renewed
+            self._emit_abandoned(now, self.name_idx, job.id, name, job.due_ms, expires, int(marked))
+            if sched is not None:
+                sched.forget(job.due_ms)
+            self.abandoned.append(Abandoned(job, expires, marked))
+        self.active -= len(self.running)
+        self.running.clear()
+
+    def _check(self, gen: int) -> None:
+        """One stalled check (moveStalledJobsToWait): the marked jobs whose lock is gone stall;
+        every other active job is marked. Armed only while abandoned jobs wait."""
+        stall = self.stall
+        if gen != self._check_gen or stall is None:
+            return  # armed by a worker that has died since
+        now = self.engine.now
+        keep = []
+        for entry in self.abandoned:
+            if not (entry.marked and now >= entry.lock_expires_ms):
+                entry.marked = True
+                keep.append(entry)
+                continue
+            job = entry.job
+            name = job.name_idx if job.scheduler is None else job.scheduler.name_idx
+            job.stalled += 1
+            self._emit_stalled(now, self.name_idx, job.id, name, job.stalled)
+            if job.stalled > stall.max_stalled_count:
+                self._emit_dropped(now, self.name_idx, job.id, name, job.deliveries, _STALLED_LIMIT)
+            else:
+                self._emit_redelivered(
+                    now, self.name_idx, job.id, name, job.deliveries + 1, _STALLED
+                )
+                self._enqueue(job)
+        self.abandoned = keep
+        if keep:
+            self.engine.call_at(now + stall.stalled_interval_ms, self._check, gen)
+
+    def _redeliver_failed(self, job: Job) -> None:
+        self._emit_redelivered(
+            self.engine.now, self.name_idx, job.id, job.name_idx, job.deliveries + 1, _RETRY
+        )
+        self._enqueue(job)
 
     @property
     def waiting(self) -> int:
@@ -217,12 +413,15 @@ class Queue:
         sched = job.scheduler
         self._serial += 1
         serial = self._serial
+        job.deliveries += 1
+        job.started_ms = eng.now
         proc = Process(job.processor(job), job.name, lambda v, e: self._done(job, serial, v, e))
         self.running[serial] = (job, proc)
         if sched is None:
             self._emit_started(eng.now, self.name_idx, job.id, job.name_idx, job.due_ms)
         else:
-            sched._on_start(job.due_ms)
+            if job.deliveries == 1:  # a redelivered iteration's next one exists already
+                sched._on_start(job.due_ms)
             proc.lazy = sched.announcer(job.due_ms, proc)
         eng.start_now(proc)
 
@@ -236,6 +435,12 @@ class Queue:
         sched = job.scheduler
         if sched is None:
             self._emit_finished(eng.now, self.name_idx, job.id, job.name_idx, ok)
+            if not ok and self.retry_delay_ms is not None:
+                due = eng.now + self.retry_delay_ms
+                self._emit_retried(
+                    eng.now, self.name_idx, job.id, job.name_idx, job.deliveries, due
+                )
+                eng.call_at(due, self._redeliver_failed, job)
         else:
             sched.finished(job.due_ms, ok)
         self.active -= 1

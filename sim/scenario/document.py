@@ -13,6 +13,7 @@ from pydantic import Field, model_validator
 from sim.cvsa.params import Params
 from sim.cvsa.profile import InvalidParams
 from sim.scenario.backends import BackendsSection
+from sim.scenario.delivery import DeliverySection
 from sim.scenario.design import DesignOverrides, show_param
 from sim.scenario.expect import ExpectSection
 from sim.scenario.faults import Fault
@@ -72,6 +73,8 @@ class Scenario(Section):
     """Seed 003's snapshot write path: buffer, database capacity, backpressure (off by default)."""
     modes: ModesSection = ModesSection()
     """Seed 003's traffic modes: peak and degraded modes defer the cold work (off by default)."""
+    delivery: DeliverySection = DeliverySection()
+    """Redelivery and dedupe of queue jobs, each off by default (docs/redelivery.md)."""
     faults: list[Fault] = Field(default_factory=list)
     """What goes wrong, and when (``[[faults]]``, sim.scenario.faults)."""
     engine: EngineSection = EngineSection()

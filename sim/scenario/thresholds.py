@@ -167,6 +167,14 @@ class ThrottleThresholds(Section):
     """A bin with fewer answers is too small a sample for the peak share."""
 
 
+class DeliveryThresholds(Section):
+    """``[findings.delivery]``: jobs given up by redelivery (finding ``delivery``)."""
+
+    warn_dropped: int = Field(default=1, ge=1)
+    """Warn when this many jobs were given up: failed after too many stalls, or dropped past
+    the consumer's delivery cap (their work is not done)."""
+
+
 class FindingsSection(Section):
     """``[findings]``: one sub-table per finding."""
 
@@ -182,3 +190,4 @@ class FindingsSection(Section):
     milestones: MilestoneThresholds = MilestoneThresholds()
     staleness: StalenessThresholds = StalenessThresholds()
     throttle: ThrottleThresholds = ThrottleThresholds()
+    delivery: DeliveryThresholds = DeliveryThresholds()

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any, Protocol, cast
 
+from sim.cvsa.delivery import retry_transitions
 from sim.cvsa.job_table import JobSpec, periodic_periods_ms, zone
 from sim.cvsa.params import Params
 from sim.cvsa.profile import Switches, resolve
@@ -26,11 +27,20 @@ from sim.events.cvsa_kinds import JobTimed, QueryCounts
 from sim.metrics import Reducer
 from sim.metrics.cvsa import SnapshotMetrics, cvsa_reducers
 from sim.metrics.invariants import LifecycleInvariants, cvsa_invariant_reducers, run_truth
-from sim.ports import Counter, JobTable, LockManager, Store, UpstreamApi, WindowCounter
+from sim.ports import (
+    Counter,
+    JobTable,
+    LockManager,
+    MessageMarks,
+    Store,
+    UpstreamApi,
+    WindowCounter,
+)
 from sim.rng import RandomStreams
 from sim.scenario import Scenario
 from sim.scheduler import cleanup, dispatch, feed, snapshot_ticks, workers
 from sim.scheduler.context import Ctx, Emitters
+from sim.scheduler.delivery import consumer
 from sim.scheduler.faults import Injector
 from sim.scheduler.judges import cvsa_finding_reducers
 from sim.scheduler.metering import Metered, Timing, metered
@@ -45,6 +55,8 @@ Processor = Callable[[Ctx, Job], Coroutine[Any, Any, None]]
 IdleHint = Callable[[Ctx, Ms], Coroutine[Any, Any, Ms]]
 
 Periodic = tuple[str, Ms, Processor, IdleHint | None]
+Processor_ = Callable[[Job], Coroutine[Any, Any, Any]]
+"""A job processor as the queue runs it."""
 
 
 PROCESSORS: dict[str, tuple[Processor, IdleHint | None]] = {
@@ -78,6 +90,9 @@ class Adapters(Protocol):
     @property
     def job_table(self) -> JobTable: ...
 
+    @property
+    def message_marks(self) -> MessageMarks: ...
+
 
 @dataclass
 class Instance:
@@ -103,8 +118,11 @@ class CvsaModel:
         upstream: UpstreamApi | None = None,
         setup: Callable[[Ctx], Coroutine[Any, Any, None]] | None = None,
         jobs: JobTable | None = None,
+        marks: MessageMarks | None = None,
     ) -> None:
         self.scenario = scenario
+        self.marks = marks
+        """Seed 004's message markers (``[delivery] dedupe``), on the counter's Redis."""
         self.setup = setup
         self.switches: Switches = resolve(scenario.profile, scenario.switches.values())
         self.params: Params = scenario.params
@@ -143,6 +161,7 @@ class CvsaModel:
             ),
         )
         ctx = self.ctx
+        self._deliver(ctx)
         # Count every port call per job (SQL-equivalent query counts, sim.scheduler.metering).
         # Load mode (a concurrent engine on the real clock) also times every call and job.
         timed = engine.concurrent
@@ -186,6 +205,33 @@ class CvsaModel:
             )
             if timed
             else None
+        )
+
+    def _deliver(self, ctx: Ctx) -> None:
+        """``[delivery]`` on a deployment's snapshot queue: the stalled check, redelivery of
+        failed jobs (whose rows are then finished again: the lifecycle allows it)."""
+        delivery = self.scenario.delivery
+        stall = delivery.stall_params()
+        if stall is not None:
+            ctx.queue.check_stalled(stall)
+        if delivery.consumer_retry:
+            ctx.queue.retry_failed(delivery.retry_delay)
+            ctx.transitions = retry_transitions(ctx.transitions)
+
+    def _consumer(self, ctx: Ctx, processor: Processor_) -> Processor_:
+        """A snapshot processor behind seed 004's consumer when ``[delivery]`` asks for it."""
+        delivery = self.scenario.delivery
+        if not delivery.consumer_on:
+            return processor
+        if self.marks is None:
+            raise ValueError("[delivery] consumer_retry or dedupe needs message marks (marks=)")
+        return consumer(
+            ctx,
+            processor,
+            self.marks,
+            delivery.delivery_params(),
+            retry=delivery.consumer_retry,
+            dedupe=delivery.dedupe,
         )
 
     def _metered(
@@ -241,11 +287,12 @@ class CvsaModel:
     def _wire(self, ctx: Ctx, suffix: str) -> Instance:
         """Register one deployment's jobs on ``ctx.queue``: the snapshot workers and the
         periodic jobs, metered, named with ``suffix`` (a second deployment's are ``#2``)."""
-        ctx.snapshot_video = self._metered(
-            "snapshotVideo" + suffix, partial(workers.snapshot_video, ctx)
+        ctx.snapshot_video = self._consumer(
+            ctx, self._metered("snapshotVideo" + suffix, partial(workers.snapshot_video, ctx))
         )
-        ctx.bulk_snapshot_video = self._metered(
-            "bulkSnapshotVideo" + suffix, partial(workers.bulk_snapshot_video, ctx)
+        ctx.bulk_snapshot_video = self._consumer(
+            ctx,
+            self._metered("bulkSnapshotVideo" + suffix, partial(workers.bulk_snapshot_video, ctx)),
         )
         if self.jobs is not None:
             return Instance(ctx, [], self._table_executor(ctx, suffix))
@@ -300,7 +347,9 @@ class CvsaModel:
         """A second scheduler deployment on the same database, Redis hash and upstream."""
         ctx = self.ctx
         queue = Queue(ctx.engine, "snapshot" + suffix, self.scenario.scheduler.snapshot_concurrency)
-        return self._wire(dataclasses.replace(ctx, queue=queue, eta_memo={}), suffix)
+        other = dataclasses.replace(ctx, queue=queue, eta_memo={})
+        self._deliver(other)
+        return self._wire(other, suffix)
 
     async def _stop_instance(self, instance: Instance) -> None:
         instance.ctx.queue.crash()
@@ -351,4 +400,5 @@ def build_cvsa_model(
         store=adapters.store,
         counter=adapters.counter,
         jobs=adapters.job_table,
+        marks=adapters.message_marks,
     )

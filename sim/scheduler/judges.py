@@ -12,6 +12,7 @@ from sim.metrics import Reducer
 from sim.metrics.findings import (
     Capacity,
     Deferral,
+    DeliveryFinding,
     ExecutedLoad,
     LatenessAttribution,
     Levelling,
@@ -89,6 +90,7 @@ def cvsa_finding_reducers(
             tz,
             **th.throttle.model_dump(),
         ),
+        *_delivery(scenario),
         *_write_path(scenario, tz),
         *_modes(scenario, tz),
     ]
@@ -115,5 +117,19 @@ def _write_path(scenario: Scenario, tz: Ms) -> list[Reducer]:
             wp.connections,
             tz,
             **scenario.findings.write_path.model_dump(),
+        )
+    ]
+
+
+def _delivery(scenario: Scenario) -> list[Reducer]:
+    """Finding ``delivery`` (ok and "off" when ``[delivery]`` turns nothing on)."""
+    d = scenario.delivery
+    return [
+        DeliveryFinding(
+            d.stalled_check,
+            d.consumer_retry,
+            d.dedupe,
+            scenario.timezone,
+            **scenario.findings.delivery.model_dump(),
         )
     ]

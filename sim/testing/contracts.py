@@ -17,6 +17,7 @@ from sim.ports import (
     EtaRow,
     JobTable,
     LockManager,
+    MessageMarks,
     Reserved,
     ScheduleRow,
     ScheduleStore,
@@ -431,6 +432,18 @@ async def lock_expires_in_run_time(c: LockManager) -> None:
     await c.release_lock("dispatchArchiveSnapshots")
 
 
+# -- seed 004's processed-message markers --------------------------------------------------
+async def marks_expire_in_run_time(m: MessageMarks) -> None:
+    key, day = "msg:schedule:7", 24 * 60 * MINUTE_MS
+    expect(await m.is_marked(key, T0), False, "never marked")
+    await m.mark(key, T0 + day)
+    expect(await m.is_marked(key, T0 + day - 1), True, "marked until its expiry")
+    expect(await m.is_marked(key, T0 + day), False, "expired at T0 + TTL")
+    expect(await m.is_marked("msg:schedule:7,8", T0), False, "markers are by key")
+    await m.mark(key, T0 + 2 * day)
+    expect(await m.is_marked(key, T0 + day), True, "marked again: the new expiry")
+
+
 # -- seed 001's job table and executor lock ------------------------------------------------
 TICK = JobSpec("tick", SECOND_MS, None, True)
 NIGHTLY = JobSpec("nightly", None, "30 3 * * *", True)
@@ -580,6 +593,7 @@ CHECKS: dict[str, list[Callable[[Any], Awaitable[None]]]] = {
     "window_counter": [counter_incr, counter_reserve, counter_replace_and_clear],
     "store": [store_dispatcher_anti_joins],
     "locks": [lock_take_check_release, lock_expires_in_run_time],
+    "marks": [marks_expire_in_run_time],
     "job_table": [
         jobs_register_once,
         jobs_run_lifecycle,

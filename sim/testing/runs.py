@@ -18,7 +18,7 @@ from typing import Any
 
 import trio
 
-from sim.backends import MemoryJobTable, MemoryStore, MemoryWindowCounter
+from sim.backends import MemoryJobTable, MemoryMessageMarks, MemoryStore, MemoryWindowCounter
 from sim.clock import VirtualClock
 from sim.cvsa.vocabulary import UpstreamErrorKind
 from sim.determinism import deterministic_trio
@@ -189,6 +189,7 @@ def run_model(
         upstream=upstream,
         setup=load,
         jobs=MemoryJobTable(),  # used under [periodic] policy = "table"
+        marks=MemoryMessageMarks(),  # used under [delivery] dedupe
     )
     log.open()
 

@@ -26,8 +26,10 @@ from sim.backends import (
     open_backends,
 )
 from sim.backends.memory.jobs import MemoryJobTable
+from sim.backends.memory.marks import MemoryMessageMarks
 from sim.backends.postgres import PostgresStore
 from sim.backends.redis import RedisWindowCounter
+from sim.backends.redis_marks import RedisMessageMarks
 from sim.backends.sqlite import SqliteStore
 from sim.testing import CHECKS
 from tests.backends.redis_support import keys_under, require_redis, unique_prefix
@@ -65,8 +67,24 @@ COUNTERS: dict[str, Factory] = {
     "redis-loop": _redis_counter(None, "loop"),
     "redis-lua": _redis_counter(None, "lua"),
 }
-SERVICES = {"redis-loop", "redis-lua", "postgres"}
+SERVICES = {"redis-loop", "redis-lua", "postgres", "redis"}
 """Backends that need a server (marked ``services``: skip when absent, fail in CI)."""
+
+
+def _redis_marks(spec: str | None) -> Factory:
+    """Markers on a Redis counter's connection, under the counter's own prefix."""
+
+    def make(tmp: Path) -> RedisMessageMarks:
+        return RedisMessageMarks(_redis_counter(spec, "loop")(tmp))
+
+    return make
+
+
+MARKS: dict[str, Factory] = {
+    "memory": lambda tmp: MemoryMessageMarks(),
+    "fakeredis": _redis_marks("fakeredis"),
+    "redis": _redis_marks(None),
+}
 
 JOB_TABLES: dict[str, Factory] = {
     "memory": lambda tmp: MemoryJobTable(),  # the memory and reference stores' job table
@@ -82,6 +100,7 @@ PORT_FACTORIES: dict[str, dict[str, Factory]] = {
     "window_counter": COUNTERS,
     "locks": COUNTERS,  # the dispatcher locks live on the window counter's Redis
     "job_table": JOB_TABLES,  # seed 001's tables live in the store's database
+    "marks": MARKS,  # seed 004's markers live on the window counter's Redis
 }
 
 CASES = [
@@ -109,7 +128,10 @@ def adapter(port: str, backend: str, tmp_path: Path) -> Any:
 async def test_contract(
     port: str, backend: str, check: Callable[[Any], Awaitable[None]], adapter: Any
 ) -> None:
-    if port in ("window_counter", "locks"):
+    if port == "marks":
+        counter = adapter.counter if isinstance(adapter, RedisMessageMarks) else None
+        pair = Backends(MemoryStore(), counter or MemoryWindowCounter(), marks=adapter)
+    elif port in ("window_counter", "locks"):
         pair = Backends(MemoryStore(), adapter)
     elif isinstance(adapter, MemoryJobTable):
         pair = Backends(MemoryStore(), MemoryWindowCounter(), adapter)
@@ -121,11 +143,14 @@ async def test_contract(
         finally:
             if hasattr(adapter, "drop"):
                 await adapter.drop()
+            if isinstance(adapter, RedisMessageMarks):
+                await adapter.counter.drop()
     if isinstance(adapter, PostgresStore):
         assert schemas_like(adapter.schema) == [], "schema left on the server"
-    if isinstance(adapter, RedisWindowCounter) and adapter.spec != "fakeredis":
-        client = redis.Redis.from_url(adapter.spec)
+    counter = adapter.counter if isinstance(adapter, RedisMessageMarks) else adapter
+    if isinstance(counter, RedisWindowCounter) and counter.spec != "fakeredis":
+        client = redis.Redis.from_url(counter.spec)
         try:
-            assert keys_under(client, adapter.key_prefix) == [], "keys left on the server"
+            assert keys_under(client, counter.key_prefix) == [], "keys left on the server"
         finally:
             client.close()

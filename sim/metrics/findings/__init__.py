@@ -21,6 +21,8 @@ The findings (id: what it judges, module):
 * ``ticks``: periodic jobs keep their periods; queue wait and depth (:mod:`.tick_health`)
 * ``periodic``: periodic work runs once per slot, from one place; runs cut off, time offline
   (:mod:`.periodic_runs`)
+* ``delivery``: crashed jobs redelivered or lost, failed deliveries retried or dropped,
+  duplicates skipped (:mod:`.delivery`)
 * ``rules``: the invariant monitors, what they checked and set aside (:mod:`.rule_checks`)
 * ``write_path``: seed 003's write backlog, its drain and backpressure, runs with
   ``[write_path]`` only (:mod:`.write_backlog`)
@@ -34,6 +36,7 @@ from __future__ import annotations
 
 from sim.metrics.findings.capacity import Capacity
 from sim.metrics.findings.deferral import Deferral
+from sim.metrics.findings.delivery import DeliveryFinding
 from sim.metrics.findings.executed_load import ExecutedLoad
 from sim.metrics.findings.lateness import LatenessAttribution
 from sim.metrics.findings.levelling import Levelling
@@ -58,6 +61,7 @@ from sim.metrics.findings.write_backlog import WriteBacklog
 __all__ = [
     "Capacity",
     "Deferral",
+    "DeliveryFinding",
     "ExecutedLoad",
     "Finding",
     "LatenessAttribution",
