@@ -26,12 +26,9 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from sim.cvsa.lifecycle import Act, finish_act
+from sim.cvsa.params import field_doc
 from sim.cvsa.vocabulary import ScheduleStatus
 from sim.units import DAY_MS, SECOND_MS, Ms
-
-
-def _doc(doc: str, cite: str) -> dict[str, str]:
-    return {"doc": doc, "cite": cite}
 
 
 @dataclass(frozen=True)
@@ -40,20 +37,20 @@ class DeliveryParams:
 
     max_deliveries: int = field(
         default=3,
-        metadata=_doc(
+        metadata=field_doc(
             "deliveries a message gets; one more is acknowledged and dropped",
             'seed 004 handleMessage "deliveryCount > 3"; "队列消费 | 3 | 2s"',
         ),
     )
     retry_delay_ms: Ms = field(
         default=2 * SECOND_MS,
-        metadata=_doc(
+        metadata=field_doc(
             "a failed delivery comes back this much later", 'seed 004 "队列消费 | 3 | 2s"'
         ),
     )
     dedupe_ttl_ms: Ms = field(
         default=DAY_MS,
-        metadata=_doc(
+        metadata=field_doc(
             "a processed message's marker lives this long",
             "seed 004 handleMessage \"redis.set(`msg:${id}`, '1', 'EX', 86400)\"",
         ),

@@ -41,7 +41,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from cronsim import CronSim, CronSimError
 
-from sim.cvsa.params import Params
+from sim.cvsa.params import Params, field_doc
 from sim.cvsa.vocabulary import RunStatus, RunTrigger
 from sim.units import SECOND_MS, Ms
 
@@ -66,20 +66,17 @@ PERIODIC_JOBS: Final = tuple(periodic_periods_ms(Params()))
 """The periodic jobs' names (BullMQ job-scheduler ids and ``scheduled_job`` keys alike)."""
 
 
-def _doc(doc: str, cite: str) -> dict[str, str]:
-    return {"doc": doc, "cite": cite}
-
-
 @dataclass(frozen=True)
 class TableParams:
     """The runner's numbers: from seed 001 where it states them, the simulator's otherwise."""
 
     runs_kept: int = field(
-        default=50, metadata=_doc("runs kept per job in the runs table", "seed 001 组成: 50 条")
+        default=50,
+        metadata=field_doc("runs kept per job in the runs table", "seed 001 组成: 50 条"),
     )
     poll_ms: Ms = field(
         default=0,
-        metadata=_doc(
+        metadata=field_doc(
             "the executor's round period (schedulerIntervalMs); 0 = a round at the earliest "
             "due time",
             "seed 001 补充几点 (schedulerIntervalMs); the seed gives no default",
@@ -87,7 +84,7 @@ class TableParams:
     )
     lock_retry_ms: Ms = field(
         default=5 * SECOND_MS,
-        metadata=_doc(
+        metadata=field_doc(
             "how often a process without the lock tries to take it",
             "the simulator's choice (seed 001 names no period)",
         ),

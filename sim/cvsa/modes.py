@@ -26,13 +26,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from sim.cvsa.params import field_doc
 from sim.cvsa.vocabulary import ScheduleType, TrafficMode
 from sim.units import DAY_MS, HOUR_MS, MINUTE_MS, Ms
-
-
-def _doc(doc: str, cite: str) -> dict[str, str]:
-    return {"doc": doc, "cite": cite}
-
 
 COLD_TYPES: tuple[ScheduleType, ...] = (ScheduleType.NORMAL, ScheduleType.ARCHIVE)
 """The types a mode may defer, warm to cold: milestone and new are never deferred."""
@@ -44,7 +40,7 @@ class ModeParams:
 
     peak_windows_ms: tuple[tuple[Ms, Ms], ...] = field(
         default=(),
-        metadata=_doc(
+        metadata=field_doc(
             "local times of day (ms after midnight) of peak mode, [from, to); to < from wraps "
             "midnight",
             "seed 003 §5.1 (高峰模式); the scenario's choice of hours",
@@ -52,28 +48,28 @@ class ModeParams:
     )
     degrade_at_rows: int | None = field(
         default=None,
-        metadata=_doc(
+        metadata=field_doc(
             "write backlog (rows) at which degraded mode starts; None: never",
             "seed 003 §5.1 (降级模式)",
         ),
     )
     recover_at_rows: int = field(
         default=0,
-        metadata=_doc(
+        metadata=field_doc(
             "write backlog at which degraded mode ends (below the start mark)", "seed 003 §5.1"
         ),
     )
     peak_defers: frozenset[ScheduleType] = field(
         default=frozenset(COLD_TYPES),
-        metadata=_doc("types peak mode defers", "seed 003 §5.1 (冷门房间直接降频)"),
+        metadata=field_doc("types peak mode defers", "seed 003 §5.1 (冷门房间直接降频)"),
     )
     degraded_defers: frozenset[ScheduleType] = field(
         default=frozenset(COLD_TYPES),
-        metadata=_doc("types degraded mode defers", "seed 003 §5.1"),
+        metadata=field_doc("types degraded mode defers", "seed 003 §5.1"),
     )
     max_defer_ms: Ms = field(
         default=6 * HOUR_MS,
-        metadata=_doc(
+        metadata=field_doc(
             "the longest a deferred row waits past its due time before it is taken anyway",
             "the simulator's choice (the issue's 'bounded'; seed 003 gives no bound)",
         ),

@@ -36,6 +36,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Final, Literal
 
+from sim.cvsa.params import field_doc
 from sim.units import Ms
 
 FULL: Final = 1000
@@ -44,41 +45,38 @@ FULL: Final = 1000
 Reason = Literal["drop", "restore"]
 
 
-def _doc(doc: str, cite: str) -> dict[str, str]:
-    return {"doc": doc, "cite": cite}
-
-
 @dataclass(frozen=True)
 class ThrottleParams:
     """The adaptive response's numbers (``[upstream.adaptive]``); seed 003 gives none."""
 
     window_ms: Ms = field(
         default=60_000,
-        metadata=_doc("window of answers the throttled share is read over", "seed 003 §6.3"),
+        metadata=field_doc("window of answers the throttled share is read over", "seed 003 §6.3"),
     )
     threshold_permille: int = field(
         default=200,
-        metadata=_doc("drop the rate when the throttled share exceeds this", "seed 003 §6.3"),
+        metadata=field_doc("drop the rate when the throttled share exceeds this", "seed 003 §6.3"),
     )
     restore_below_permille: int = field(
         default=50,
-        metadata=_doc("restore only while the share is at most this (hysteresis)", "issue 28"),
+        metadata=field_doc("restore only while the share is at most this (hysteresis)", "issue 28"),
     )
     min_answers: int = field(
-        default=20, metadata=_doc("answers a window needs before it can cut the rate", "issue 28")
+        default=20,
+        metadata=field_doc("answers a window needs before it can cut the rate", "issue 28"),
     )
     lower_permille: int = field(
-        default=500, metadata=_doc("factor multiplier on a drop", "seed 003 §6.3 立刻回退")
+        default=500, metadata=field_doc("factor multiplier on a drop", "seed 003 §6.3 立刻回退")
     )
     floor_permille: int = field(
-        default=100, metadata=_doc("lowest factor: the crawler never stops", "issue 28")
+        default=100, metadata=field_doc("lowest factor: the crawler never stops", "issue 28")
     )
     restore_step_permille: int = field(
         default=100,
-        metadata=_doc("factor added per restore (restored gradually)", "issue 28"),
+        metadata=field_doc("factor added per restore (restored gradually)", "issue 28"),
     )
     restore_period_ms: Ms = field(
-        default=60_000, metadata=_doc("at most one restore per this period", "issue 28")
+        default=60_000, metadata=field_doc("at most one restore per this period", "issue 28")
     )
 
     def __post_init__(self) -> None:

@@ -27,11 +27,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from sim.cvsa.params import field_doc
 from sim.units import SECOND_MS, Ms
-
-
-def _doc(doc: str, cite: str) -> dict[str, str]:
-    return {"doc": doc, "cite": cite}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -39,49 +36,52 @@ class WriteParams:
     """The write path's numbers: seed 003's where it states them, the simulator's otherwise."""
 
     flush_rows: int = field(
-        default=100, metadata=_doc("rows that flush the buffer at once", "seed 003 §5.1: 100 条")
+        default=100,
+        metadata=field_doc("rows that flush the buffer at once", "seed 003 §5.1: 100 条"),
     )
     flush_interval_ms: Ms = field(
         default=1 * SECOND_MS,
-        metadata=_doc("the longest a buffered row waits for its flush", "seed 003 §5.1: 攒够 1 秒"),
+        metadata=field_doc(
+            "the longest a buffered row waits for its flush", "seed 003 §5.1: 攒够 1 秒"
+        ),
     )
     rows_per_second: float = field(
         default=2000.0,
-        metadata=_doc(
+        metadata=field_doc(
             "rows one database connection writes per second",
             "the simulator's choice (seed 003 gives no figure); set it from a measurement",
         ),
     )
     connections: int = field(
         default=4,
-        metadata=_doc(
+        metadata=field_doc(
             "connections the writer holds: flushes written at the same time",
             "seed 003 §5.1 (数据库连接被耗尽); the simulator's choice of number",
         ),
     )
     statement_ms: Ms = field(
         default=2,
-        metadata=_doc(
+        metadata=field_doc(
             "fixed cost of one flush statement (round trip, commit)", "the simulator's choice"
         ),
     )
     backpressure_high_rows: int | None = field(
         default=None,
-        metadata=_doc(
+        metadata=field_doc(
             "rows not yet written at which backpressure starts; None: no backpressure",
             "seed 003 §5.1 (积压超过阈值)",
         ),
     )
     backpressure_low_rows: int = field(
         default=0,
-        metadata=_doc(
+        metadata=field_doc(
             "rows not yet written at which backpressure ends (hysteresis: below the high mark)",
             "seed 003 §5.1; the simulator's choice of a second threshold",
         ),
     )
     slowed_share: float = field(
         default=0.25,
-        metadata=_doc(
+        metadata=field_doc(
             "share of its usual rows a tick takes while backpressure is on",
             "seed 003 §5.1 (降低扫描频率); the simulator's choice of share",
         ),

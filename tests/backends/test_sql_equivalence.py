@@ -130,3 +130,45 @@ def _drop(schema: str, prefix: str) -> None:
             client.delete(*keys)
     finally:
         client.close()
+
+
+@pytest.fixture(scope="module")
+def memory_operations() -> tuple[str, dict[str, Any]]:
+    """``small-operations``: every mechanism of issue 28 (seeds 003, 004) at work."""
+    sha, metrics = _run_file("small-operations.toml", BackendSpec())
+    for kind in (
+        "BackpressureChanged",
+        "ModeChanged",
+        "DispatchHeldBack",
+        "RateFactorChanged",
+        "RetryAfterHonoured",
+        "JobAbandoned",
+        "JobRedelivered",
+        "JobRetried",
+        "JobDropped",
+    ):
+        assert metrics[f"events.by_kind.{kind}"] >= 1, f"the operations run must log {kind}"
+    return sha, metrics
+
+
+def test_seed_003_and_004_on_sqlite_are_the_same_in_memory(
+    tmp_path: Path, memory_operations: tuple[str, dict[str, Any]]
+) -> None:
+    spec = BackendSpec(store=f"sqlite:{tmp_path / 'operations.sqlite'}", counter="fakeredis")
+    assert _run_file("small-operations.toml", spec) == memory_operations
+
+
+@pytest.mark.services
+def test_seed_003_and_004_on_postgres_and_redis_are_the_same_in_memory(
+    memory_operations: tuple[str, dict[str, Any]],
+) -> None:
+    """The write path's flushes, cleanup's kept rows and the dedupe marks on real servers."""
+    schema, prefix = unique_schema("equivops"), unique_prefix("equivops")
+    spec = BackendSpec(
+        store=require_postgres(), counter=require_redis(), schema=schema, key_prefix=prefix
+    )
+    try:
+        assert _run_file("small-operations.toml", spec) == memory_operations
+    finally:
+        _drop(schema, prefix)
+    assert schemas_like(schema) == []

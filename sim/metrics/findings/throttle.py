@@ -208,7 +208,7 @@ class ThrottleFinding:
         share = bad_storm / n_storm if n_storm else 0.0
         peak = max(
             ((b / n, m) for m, (n, b) in sorted(self.bins.items()) if n >= self.peak_min_answers),
-            default=(0.0, 0),
+            default=None,
         )
         adaptive_words, adaptive_numbers = self._adaptive_words(spans[0][0] if spans else None)
         retry_words, retry_numbers = self._retry_words()
@@ -229,9 +229,15 @@ class ThrottleFinding:
                 else ""
             )
             held = f", {held_storm:,} requests held back by its limits" if held_storm else ""
+            peak_words = (
+                f"peaked at {100 * peak[0]:.0f} % of answers ({duration(self.bin_ms)} window "
+                f"from {local(peak[1] * self.bin_ms, self.tz)})"
+                if peak is not None
+                else f"had no peak to show (no {duration(self.bin_ms)} window held "
+                f"{self.peak_min_answers:,} answers)"
+            )
             sentence = (
-                f"Throttled answers (-412, 429) peaked at {100 * peak[0]:.0f} % of answers "
-                f"({duration(self.bin_ms)} window from {local(peak[1] * self.bin_ms, self.tz)}); "
+                f"Throttled answers (-412, 429) {peak_words}; "
                 f"{adaptive_words}; "
                 f"throttled {where}: {_pct(bad_storm, n_storm)} of {n_storm:,} answers{held} "
                 f"({_pct(bad_all, n_all)} of answers over the run){blocked}."
@@ -261,7 +267,7 @@ class ThrottleFinding:
                 "storm_throttled_share": round(share, 4),
                 "storm_held_back": held_storm,
                 "held_back": held_all,
-                "peak_share": round(peak[0], 4),
+                "peak_share": 0.0 if peak is None else round(peak[0], 4),
                 "blocked_412": self.blocked_412,
                 **adaptive_numbers,
                 **retry_numbers,
