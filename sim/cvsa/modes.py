@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 
 from sim.cvsa.params import field_doc
 from sim.cvsa.vocabulary import ScheduleType, TrafficMode
+from sim.cvsa.write_path import hysteresis_next
 from sim.units import DAY_MS, HOUR_MS, MINUTE_MS, Ms
 
 COLD_TYPES: tuple[ScheduleType, ...] = (ScheduleType.NORMAL, ScheduleType.ARCHIVE)
@@ -117,14 +118,9 @@ def next_peak_edge_ms(now_ms: Ms, tz_offset_ms: Ms, params: ModeParams) -> Ms | 
 
 
 def degraded_next(degraded: bool, backlog_rows: int, params: ModeParams) -> bool:
-    """Degraded after the write backlog changed to ``backlog_rows`` (hysteresis, as
-    :func:`sim.cvsa.write_path.backpressure_next`)."""
-    high = params.degrade_at_rows
-    if high is None:
-        return False
-    if not degraded:
-        return backlog_rows >= high
-    return backlog_rows > params.recover_at_rows
+    """Degraded after the write backlog changed to ``backlog_rows``: from ``degrade_at_rows``
+    down to ``recover_at_rows`` (the same hysteresis as backpressure)."""
+    return hysteresis_next(degraded, backlog_rows, params.degrade_at_rows, params.recover_at_rows)
 
 
 def mode_of(peak: bool, degraded: bool) -> TrafficMode:

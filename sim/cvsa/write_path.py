@@ -134,23 +134,30 @@ def connection_for(free_at_ms: list[Ms], now_ms: Ms) -> tuple[int, Ms]:
     return best, max(now_ms, free_at_ms[best])
 
 
-def backpressure_next(on: bool, backlog_rows: int, params: WriteParams) -> bool:
-    """The backpressure state after the backlog changed to ``backlog_rows`` (hysteresis).
+def hysteresis_next(on: bool, value: int, high: int | None, low: int) -> bool:
+    """A two-state switch with hysteresis, after its input changed to ``value``.
 
-    ========  ==============================  =========
-    state     backlog                         next
-    ========  ==============================  =========
-    off       >= ``backpressure_high_rows``   on
-    on        <= ``backpressure_low_rows``    off
-    either    otherwise                       unchanged
-    ========  ==============================  =========
-    """
-    high = params.backpressure_high_rows
+    ========  ===============  =========
+    state     value            next
+    ========  ===============  =========
+    off       >= ``high``      on
+    on        <= ``low``       off
+    either    otherwise        unchanged
+    ========  ===============  =========
+
+    Between the two marks the switch keeps its state, so it does not flap at one threshold.
+    ``high`` None: never on."""
     if high is None:
         return False
-    if not on:
-        return backlog_rows >= high
-    return backlog_rows > params.backpressure_low_rows
+    return value > low if on else value >= high
+
+
+def backpressure_next(on: bool, backlog_rows: int, params: WriteParams) -> bool:
+    """Backpressure after the backlog changed to ``backlog_rows``: on at
+    ``backpressure_high_rows``, off again at ``backpressure_low_rows``."""
+    return hysteresis_next(
+        on, backlog_rows, params.backpressure_high_rows, params.backpressure_low_rows
+    )
 
 
 def tick_limit(limit: int, backpressure_on: bool, params: WriteParams) -> int:

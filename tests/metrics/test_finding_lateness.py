@@ -66,3 +66,21 @@ def test_a_row_rebooked_after_cleanup_counts_from_the_deleted_rows_due_time() ->
         "split into rebook 4m, backoff 2s, upstream 1s; 1 snapshot(s) were of rows booked "
         "again after cleanup deleted the first, 4m later on average."
     )
+
+
+def test_a_snapshot_written_after_its_row_completed_is_still_attributed() -> None:
+    """Seed 003's write path logs ``SnapshotTaken`` when the flush is written, after the row's
+    ``ScheduleFinished``; the parts are still those of the row (the write wait is not lateness:
+    ``taken_ms`` is when the counts were read)."""
+    log = Log()
+    due = T0 + 60_000
+    log.created(T0, 0, 100, due=due)
+    log.dispatched(due + 10_000, 0, 100, "normal", job=0)
+    log.started(due + 15_000, 0, 100, "normal", job=0)
+    at = due + 16_500
+    log.finished(at, 0, 100, "normal")
+    log.add(K.SnapshotTaken, at + 600_000, 100, 0, ty("normal"), due, 5, 0, at)  # 10 min later
+    f = _finding(log)
+    assert f.numbers["normal.p99_s"] == 16.5
+    parts = {p: f.numbers[f"normal.tail.{p}_s"] for p in ("tick", "queue", "upstream")}
+    assert parts == {"tick": 10.0, "queue": 5.0, "upstream": 1.5}
