@@ -122,8 +122,11 @@ def _write_path(scenario: Scenario, tz: Ms) -> list[Reducer]:
 
 
 def _delivery(scenario: Scenario) -> list[Reducer]:
-    """Finding ``delivery`` (ok and "off" when ``[delivery]`` turns nothing on)."""
+    """Finding ``delivery``, for a run with ``[delivery]`` or a crash (what a crash lost)."""
     d = scenario.delivery
+    crash = any(f.kind == "scheduler_restart" for f in scenario.faults)
+    if not (d.stalled_check or d.consumer_retry or d.dedupe or crash):
+        return []
     return [
         DeliveryFinding(
             d.stalled_check,

@@ -15,11 +15,17 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_every_finding_of_a_run_is_documented_and_its_thresholds_are_scenario_keys() -> None:
-    # The findings of mechanisms that are off by default (seed 003's write path and modes) are
-    # only written for runs that use them: switched on here, so that every finding runs.
+    # The findings of mechanisms that are off by default (seed 003's write path and modes, the
+    # stalled check) are only written for runs that use them: switched on here, so that every
+    # finding runs.
     scenario = load_scenario(
         ROOT / "tests" / "data" / "small.toml",
-        overrides=['duration="1h"', "write_path.enabled=true", "modes.enabled=true"],
+        overrides=[
+            'duration="1h"',
+            "write_path.enabled=true",
+            "modes.enabled=true",
+            "delivery.stalled_check=true",
+        ],
     )
     metrics = run_scenario(scenario, build_cvsa_model).metrics
     ran = {k.split(".")[1] for k in metrics if k.startswith("findings.")}

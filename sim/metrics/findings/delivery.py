@@ -13,8 +13,9 @@ Three mechanisms of ``[delivery]`` (docs/redelivery.md), each off by default:
 
 Counted from the log: per crash instant, the jobs abandoned (or lost); the check instants, the
 redeliveries and failures; what the redelivered jobs did next (finished, rows started); retries,
-drops by reason, duplicates skipped. With everything off the finding is ok and says so (and
-how many running jobs crashes lost).
+drops by reason, duplicates skipped. It is written for runs with one of the mechanisms on, or
+with a crash (``scheduler_restart``): with everything off it is ok and says how many running
+jobs the crashes lost.
 """
 
 from __future__ import annotations
