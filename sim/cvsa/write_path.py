@@ -79,6 +79,13 @@ class WriteParams:
             "seed 003 §5.1; the simulator's choice of a second threshold",
         ),
     )
+    spare_hot_tick: bool = field(
+        default=False,
+        metadata=field_doc(
+            "backpressure leaves the 1 s tick (milestone and new rows) alone",
+            "seed 003 §5.1 (宁可少采一些临时数据，也不能把核心链路拖垮); the simulator's choice",
+        ),
+    )
     slowed_share: float = field(
         default=0.25,
         metadata=field_doc(
@@ -160,10 +167,11 @@ def backpressure_next(on: bool, backlog_rows: int, params: WriteParams) -> bool:
     )
 
 
-def tick_limit(limit: int, backpressure_on: bool, params: WriteParams) -> int:
+def tick_limit(limit: int, backpressure_on: bool, params: WriteParams, *, hot: bool) -> int:
     """The rows a tick takes: its limit, or ``slowed_share`` of it (at least one) under
-    backpressure (seed 003 §5.1: 降低扫描频率)."""
-    if not backpressure_on:
+    backpressure (seed 003 §5.1: 降低扫描频率). ``hot``: the 1 s tick of milestone and new rows,
+    spared with ``spare_hot_tick`` (the core work, 核心链路)."""
+    if not backpressure_on or (hot and params.spare_hot_tick):
         return limit
     return max(1, math.floor(limit * params.slowed_share))
 

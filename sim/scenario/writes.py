@@ -34,6 +34,9 @@ class WritePathSection(Section):
     """Rows fetched but not yet written at which the ticks slow down."""
     backpressure_low_rows: int = Field(default=1000, ge=0)
     """Rows not yet written at which they recover (below the high mark: hysteresis)."""
+    spare_hot_tick: bool = False
+    """Backpressure leaves the 1 s tick (milestone and new rows) alone: only the 15 s tick and
+    the regular and archive dispatchers slow down."""
     slowed_share: float = Field(default=0.25, gt=0, le=1)
     """Share of its usual rows a tick takes under backpressure; the regular and archive
     dispatchers skip their runs meanwhile."""
@@ -58,5 +61,6 @@ class WritePathSection(Section):
             statement_ms=self.statement,
             backpressure_high_rows=self.backpressure_high_rows if self.backpressure else None,
             backpressure_low_rows=self.backpressure_low_rows,
+            spare_hot_tick=self.spare_hot_tick,
             slowed_share=self.slowed_share,
         )

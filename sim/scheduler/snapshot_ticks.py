@@ -33,9 +33,10 @@ from sim.units import Ms
 _AID_PROCESSING: Final = SKIP_REASON.code("aid_processing")
 
 
-def _limit(ctx: Ctx, limit: int) -> int:
-    """A tick's row limit; under the write path's backpressure, a share of it (seed 003 §5.1)."""
-    return limit if ctx.writes is None else ctx.writes.tick_limit(limit)
+def _limit(ctx: Ctx, limit: int, *, hot: bool) -> int:
+    """A tick's row limit; under the write path's backpressure, a share of it (seed 003 §5.1).
+    ``hot``: the 1 s tick of milestone and new rows."""
+    return limit if ctx.writes is None else ctx.writes.tick_limit(limit, hot=hot)
 
 
 async def _due(
@@ -67,7 +68,7 @@ async def snapshot_tick(ctx: Ctx, job: Job) -> None:
         from_ms=lo,
         to_ms=hi,
         types=single_tick_types(ctx.switches),
-        limit=_limit(ctx, params.single_tick_limit),
+        limit=_limit(ctx, params.single_tick_limit, hot=True),
         order="started_at",
     )
     for row in rows:
@@ -100,7 +101,7 @@ async def bulk_snapshot_tick(ctx: Ctx, job: Job) -> None:
         from_ms=lo,
         to_ms=hi,
         types=BULK_TYPES,
-        limit=_limit(ctx, params.bulk_tick_limit),
+        limit=_limit(ctx, params.bulk_tick_limit, hot=False),
         order="normal_first",
     )
     for batch in batches(rows, params.bulk_batch_size):

@@ -131,9 +131,9 @@ class WriteBuffer:
         self._emit_flushed(eng.now, flush, len(rows), stored, issued, self.backlog)
         self._pressure()
 
-    def tick_limit(self, limit: int) -> int:
-        """The rows a tick may take now (fewer under backpressure)."""
-        return tick_limit(limit, self.backpressure, self.params)
+    def tick_limit(self, limit: int, *, hot: bool) -> int:
+        """The rows a tick may take now (fewer under backpressure); ``hot``: the 1 s tick."""
+        return tick_limit(limit, self.backpressure, self.params, hot=hot)
 
     def holds_back(self, job: str) -> bool:
         """Must the dispatcher ``job`` skip this run (backpressure)? Logged when it must."""

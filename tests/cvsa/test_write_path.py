@@ -52,8 +52,11 @@ def test_backpressure_has_hysteresis() -> None:
 
 
 def test_ticks_take_a_share_and_dispatchers_hold_back_under_backpressure() -> None:
-    assert [tick_limit(1000, on, BP) for on in (False, True)] == [1000, 250]
-    assert tick_limit(2, True, BP) == 1  # at least one row
+    """The 1 s tick of milestone and new rows may be spared (spare_hot_tick)."""
+    assert [tick_limit(1000, on, BP, hot=False) for on in (False, True)] == [1000, 250]
+    assert tick_limit(2, True, BP, hot=True) == 1  # at least one row
+    spare = WriteParams(backpressure_high_rows=500, spare_hot_tick=True)
+    assert [tick_limit(10, True, spare, hot=h) for h in (True, False)] == [10, 2]
     assert [regular_dispatch_runs(on) for on in (False, True)] == [True, False]
 
 
