@@ -13,12 +13,12 @@ from pydantic import Field, model_validator
 from sim.cvsa.params import Params
 from sim.cvsa.profile import InvalidParams
 from sim.scenario.backends import BackendsSection
-from sim.scenario.delivery import DeliverySection
 from sim.scenario.design import DesignOverrides, show_param
 from sim.scenario.expect import ExpectSection
 from sim.scenario.faults import Fault
 from sim.scenario.peak_modes import ModesSection
 from sim.scenario.periodic import PeriodicSection
+from sim.scenario.redelivery import DeliverySection
 from sim.scenario.scheduler import SchedulerSection
 from sim.scenario.switches import SwitchOverrides
 from sim.scenario.thresholds import FindingsSection

@@ -39,8 +39,8 @@ from sim.ports import (
 from sim.rng import RandomStreams
 from sim.scenario import Scenario
 from sim.scheduler import cleanup, dispatch, feed, snapshot_ticks, workers
+from sim.scheduler.consumer import consumer
 from sim.scheduler.context import Ctx, Emitters
-from sim.scheduler.delivery import consumer
 from sim.scheduler.faults import Injector
 from sim.scheduler.judges import cvsa_finding_reducers
 from sim.scheduler.metering import Metered, Timing, metered

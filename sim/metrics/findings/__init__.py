@@ -22,30 +22,30 @@ The findings (id: what it judges, module):
 * ``periodic``: periodic work runs once per slot, from one place; runs cut off, time offline
   (:mod:`.periodic_runs`)
 * ``delivery``: crashed jobs redelivered or lost, failed deliveries retried or dropped,
-  duplicates skipped (:mod:`.delivery`)
+  duplicates skipped (:mod:`.redelivered`)
 * ``rules``: the invariant monitors, what they checked and set aside (:mod:`.rule_checks`)
 * ``write_path``: seed 003's write backlog, its drain and backpressure, runs with
   ``[write_path]`` only (:mod:`.write_backlog`)
 * ``modes``: seed 003's traffic modes: what they deferred, back-filled and lost, runs with
   ``[modes]`` only (:mod:`.deferral`)
 * ``throttle``: throttled answers (-412, 429), the adaptive response's rate cuts and restores,
-  retry by class (:mod:`.throttle`; issue 28)
+  retry by class (:mod:`.throttled`; issue 28)
 """
 
 from __future__ import annotations
 
 from sim.metrics.findings.capacity import Capacity
 from sim.metrics.findings.deferral import Deferral
-from sim.metrics.findings.delivery import DeliveryFinding
 from sim.metrics.findings.executed_load import ExecutedLoad
 from sim.metrics.findings.lateness import LatenessAttribution
 from sim.metrics.findings.levelling import Levelling
 from sim.metrics.findings.lost_work import LostWork
 from sim.metrics.findings.milestones import MilestoneFinding
 from sim.metrics.findings.periodic_runs import PeriodicRuns
+from sim.metrics.findings.redelivered import DeliveryFinding
 from sim.metrics.findings.rule_checks import RuleChecks
 from sim.metrics.findings.staleness import Staleness
-from sim.metrics.findings.throttle import ThrottleFinding
+from sim.metrics.findings.throttled import ThrottleFinding
 from sim.metrics.findings.tick_health import TickHealth
 from sim.metrics.findings.verdicts import (
     Finding,
