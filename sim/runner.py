@@ -37,6 +37,7 @@ from sim.backends import (
 from sim.clock import Clock, ScaledRealClock, VirtualClock, wall_seconds
 from sim.determinism import deterministic_trio
 from sim.engine import ConcurrentEngine, Engine, RealClockEngine, VirtualEngine
+from sim.engine.interrupts import Interrupted, Interrupts, handled
 from sim.events import EventLog, FileSink, Sink
 from sim.metrics import Reducer, ReducerSink, engine_reducers
 from sim.metrics.remote import Finish, ProcessReducerSink, merged_result
@@ -77,6 +78,9 @@ class RunResult:
     engine: Engine = field(repr=False)
     files: list[Path] = field(default_factory=list)
     """The report files written besides the manifest and the summary (CSV, PNG, HTML)."""
+    signum: int | None = None
+    """The signal that stopped the run (then ``partial``), or that came while the report was
+    written, which was finished first: either way the command ends as interrupted."""
 
 
 def _manifest(
@@ -156,9 +160,14 @@ class RunOptions:
     """Run jobs concurrently, as the deployed workers do (``sim load``; no tick elision)."""
     observer: Callable[[int], None] | None = None
     """Called with virtual time every few thousand events (a progress display)."""
-    handle_sigint: bool = False
-    """Ctrl-C stops the run cleanly: the log is closed, the manifest and the report say
-    partial; a second Ctrl-C cancels outstanding I/O."""
+    handle_signals: bool = False
+    """Ctrl-C and SIGTERM stop the run cleanly (:mod:`sim.engine.interrupts`): during set-up at
+    once (:class:`~sim.engine.interrupts.Interrupted`); while running after the current event,
+    the log closed and the manifest and the report saying partial (a second one cancels
+    outstanding I/O); while the report is written, after the report."""
+    on_stage: Callable[[str], None] | None = None
+    """Told what the run is doing as it moves on (drawing the world, loading the initial
+    state, running, collecting the metrics, writing the report): a progress display."""
     extra_sinks: Sequence[Sink] = ()
     """More sinks of the event log (tests, benchmarks)."""
 
@@ -169,7 +178,23 @@ def run_scenario(
     """Run ``scenario`` with ``build_model`` as ``options`` say (:class:`RunOptions`; by default
     on the virtual clock, writing nothing) and return the manifest and the metrics."""
     opts = options or RunOptions()
+    interrupts = Interrupts(_say)
+    if not opts.handle_signals:
+        return _run(scenario, build_model, opts, None)
+    with handled(interrupts):
+        result = _run(scenario, build_model, opts, interrupts)
+    result.signum = interrupts.signum
+    return result
+
+
+def _run(
+    scenario: Scenario,
+    build_model: ModelBuilder,
+    opts: RunOptions,
+    interrupts: Interrupts | None,
+) -> RunResult:
     out_dir, speed = opts.out_dir, opts.speed
+    stage = opts.on_stage or _nothing
     clock: Clock = (
         VirtualClock(scenario.start_ms)
         if speed is None
@@ -179,9 +204,13 @@ def run_scenario(
     # Started first: the reducer process imports while the world is built.
     reduction = _Reduction(scenario, opts.report and out_dir is not None)
     try:
+        stage("drawing the world")
         sinks: list[Sink] = [*opts.extra_sinks]
-        if out_dir is not None and opts.save_events:
-            sinks.append(FileSink(out_dir / EVENTS_FILE))
+        saved = (
+            FileSink(out_dir / EVENTS_FILE) if out_dir is not None and opts.save_events else None
+        )
+        if saved is not None:
+            sinks.append(saved)
         log = EventLog(sinks)
         # The one place an engine is chosen: the virtual clock, a scaled real one, or the real
         # clock with one trio task per process (`sim load`; elision is off there).
@@ -212,29 +241,40 @@ def run_scenario(
     try:
         with deterministic_trio(scenario.seed):
             try:
-                trio.run(_main, engine, model, chosen, scenario.end_ms, opts.handle_sigint)
+                trio.run(_main, engine, model, chosen, scenario.end_ms, interrupts, stage)
             except BaseExceptionGroup as group:  # trio's nurseries wrap errors in groups
                 backend = group.subgroup(BackendError)
                 if backend is not None:  # an environment problem: one clear line upstream
                     raise _first_leaf(backend) from None
+                stopped = group.subgroup(Interrupted)
+                if stopped is not None:
+                    raise _first_leaf(stopped) from None
                 raise
+        if interrupts is not None:
+            interrupts.raise_pending()
+            interrupts.closing()
         # The log is closed. Nothing below needs the model: it is let go before the results
         # are waited for (a reducer process computes them now) and before the report is drawn
         # (matplotlib), so that neither adds to the model's memory (most of what a full-scale
         # run's process holds at its end). Its objects form cycles, hence the collection.
         del model, chosen
-        with _first_sigint_swallowed(opts.handle_sigint):
-            gc.collect()
-            metrics, tables = reduction.results()
+        stage("collecting the metrics")
+        gc.collect()
+        metrics, tables = reduction.results()
     finally:
         reduction.terminate()  # the results are in, or nobody will read them
     wall = wall_seconds() - started  # until the results are known, as the user waits
     manifest = _manifest(scenario, engine, log, wall, speed, spec)
     manifest["reducers"] = reduction.describe()
+    if saved is not None and saved.error is not None:  # the run went on; the saved log did not
+        manifest["events_file_error"] = (
+            f"{saved.error.strerror or saved.error}: {EVENTS_FILE} ends at its last complete chunk"
+        )
     if out_dir is not None:
         write_run_files(out_dir, manifest, metrics, scenario)
     files: list[Path] = []
     if tables is not None and out_dir is not None:
+        stage("writing the report")
         files = write_report(out_dir, tables, scenario, manifest, metrics, plots=opts.plots)
     return RunResult(manifest, metrics, out_dir, engine.partial, engine, files)
 
@@ -257,15 +297,41 @@ def run_in_processes(
 
     context = multiprocessing.get_context("spawn")  # no fork of a process holding threads
     workers = max(1, min(jobs, len(runs)))
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-        futures = {
-            pool.submit(_run_in_child, scenario, build_model, options): i
-            for i, (scenario, options) in enumerate(runs)
-        }
-        for future in as_completed(futures):
-            future.result()
-            if on_done is not None:
-                on_done(futures[future])
+    with _sigterm_as_interrupt(), ProcessPoolExecutor(workers, mp_context=context) as pool:
+        try:
+            futures = {
+                pool.submit(_run_in_child, scenario, build_model, options): i
+                for i, (scenario, options) in enumerate(runs)
+            }
+            for future in as_completed(futures):
+                future.result()
+                if on_done is not None:
+                    on_done(futures[future])
+        except BaseException:
+            # Ctrl-C reaches the workers from the terminal, SIGTERM only this process: either
+            # way the runs under way are abandoned (each finished run's files are complete).
+            pool.shutdown(wait=False, cancel_futures=True)
+            for child in multiprocessing.active_children():
+                child.terminate()
+            raise
+
+
+@contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """While the points of a sweep run in other processes: SIGTERM interrupts as Ctrl-C does
+    (:class:`~sim.engine.interrupts.Interrupted`), so that the workers are stopped too."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def on_sigterm(signum: int, frame: object) -> None:
+        raise Interrupted(signum, "running")
+
+    previous = signal.signal(signal.SIGTERM, on_sigterm)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _run_in_child(scenario: Scenario, build_model: ModelBuilder, options: RunOptions) -> None:
@@ -376,12 +442,26 @@ def _undo_nanny_malloc_trim() -> None:
 
 
 async def _main(
-    engine: Engine, model: Model, chosen: Backends, end_ms: Ms, handle_sigint: bool
+    engine: Engine,
+    model: Model,
+    chosen: Backends,
+    end_ms: Ms,
+    interrupts: Interrupts | None,
+    stage: Callable[[str], None],
 ) -> None:
     async with open_backends(chosen), trio.open_nursery() as nursery:
-        if handle_sigint:  # installed before the run starts, so no Ctrl-C slips past it
-            await nursery.start(_watch_sigint, engine, nursery.cancel_scope)
-        await engine.run(end_ms, before=model.prepare)
+        if interrupts is not None:
+            token, scope = trio.lowlevel.current_trio_token(), nursery.cancel_scope
+            interrupts.entered(engine.stop, lambda: token.run_sync_soon(scope.cancel))
+
+        async def prepare() -> None:
+            stage("loading the initial state")
+            await model.prepare()
+            if interrupts is not None:
+                interrupts.running()
+            stage("running")
+
+        await engine.run(end_ms, before=prepare)
         nursery.cancel_scope.cancel()
 
 
@@ -459,42 +539,9 @@ def _first_leaf(group: BaseExceptionGroup[BaseException]) -> BaseException:
     return exc
 
 
-@contextmanager
-def _first_sigint_swallowed(enabled: bool) -> Iterator[None]:
-    """While the results are collected (the log is closed; a reducer process may need a few
-    seconds): a first Ctrl-C is swallowed, as one during the run's last event would be, so the
-    run's files are still written; a second one interrupts (a reducer process that hangs)."""
-    if not enabled or threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    presses = 0
-
-    def on_sigint(signum: int, frame: object) -> None:
-        nonlocal presses
-        presses += 1
-        if presses >= 2:
-            raise KeyboardInterrupt
-
-    previous = signal.signal(signal.SIGINT, on_sigint)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
+def _say(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
 
 
-async def _watch_sigint(
-    engine: Engine,
-    scope: trio.CancelScope,
-    *,
-    task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
-) -> None:
-    """First Ctrl-C: finish the current event and stop; second: cancel in-flight I/O too."""
-    with trio.open_signal_receiver(signal.SIGINT) as signals:
-        task_status.started()
-        presses = 0
-        async for _ in signals:
-            presses += 1
-            engine.stop()
-            if presses >= 2:
-                scope.cancel()
-                return
+def _nothing(text: str) -> None:
+    pass

@@ -38,6 +38,14 @@ def wait_for_progress(proc: subprocess.Popen[bytes], timeout_s: float) -> bytes:
     says virtual time has moved: the run is under way, whatever the machine's load (the line
     comes every few wall seconds once the engine runs). Returns the line; fails, with what the
     child printed, when it exits first or stays silent for ``timeout_s``."""
+    return wait_for_line(proc, _PROGRESS, timeout_s)
+
+
+def wait_for_line(
+    proc: subprocess.Popen[bytes], pattern: re.Pattern[bytes], timeout_s: float
+) -> bytes:
+    """Wait until the child (stderr piped) prints a line matching ``pattern`` on stderr, such as
+    a stage of the run (``"small: writing the report"``, sim/cli/progress.py); returns it."""
     assert proc.stderr is not None
     fd = proc.stderr.fileno()
     seen = b""
@@ -46,12 +54,14 @@ def wait_for_progress(proc: subprocess.Popen[bytes], timeout_s: float) -> bytes:
         selector.register(fd, selectors.EVENT_READ)
         while True:
             left = deadline - time.monotonic()
-            assert left > 0, f"no progress line in {timeout_s:g} s; stderr: {seen.decode()}"
+            assert left > 0, (
+                f"no line {pattern.pattern!r} in {timeout_s:g} s; stderr: {seen.decode()}"
+            )
             if not selector.select(left):
                 continue
             chunk = os.read(fd, 4096)
-            assert chunk, f"the run ended before a progress line; stderr: {seen.decode()}"
+            assert chunk, f"the child ended before {pattern.pattern!r}; stderr: {seen.decode()}"
             seen += chunk
             for line in seen.splitlines():
-                if _PROGRESS.search(line):
+                if pattern.search(line):
                     return line

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
 from pathlib import Path
 
 from click.testing import CliRunner
 
 from sim.cli import cli
-from tests.conftest import DATA
+from tests.conftest import DATA, wait_for_progress
 
 
 def _load(tmp_path: Path, *args: str) -> dict:
@@ -128,3 +132,58 @@ def test_warm_dispatches_every_video_before_the_clock_starts(tmp_path: Path) -> 
     assert (m["schedules.created.archive"], m["schedules.created.normal"]) == (5_500, 500)
     assert "load.ops.store.insert_schedule.count" not in m, "set-up calls are not timed"
     assert m["load.ops.store.due_schedules.count"] > 0
+
+
+def test_an_interrupted_load_run_exits_130_and_is_marked_partial_everywhere(
+    tmp_path: Path,
+) -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sim", "load", str(DATA / "small.toml"), "--speed", "100",
+         "--set", 'duration="1h"', "--out", str(tmp_path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )  # fmt: skip
+    wait_for_progress(proc, timeout_s=120)
+    os.killpg(proc.pid, signal.SIGINT)
+    stdout, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err.decode()
+    doc = json.loads((tmp_path / "load.json").read_text())
+    [step] = doc["steps"]
+    assert doc["partial"] is True
+    assert step["partial"] is True
+    assert step["sustained"] is False
+    assert 0 < step["simulated_s"] < 3600  # what ran, not the scenario's hour
+    assert "interrupted" in stdout.decode()
+    assert "highest speed sustained: none (PARTIAL: interrupted)" in stdout.decode()
+    page = (tmp_path / "load.html").read_text()
+    assert "<b>Partial run.</b>" in page
+    assert '<td class="fail">interrupted</td>' in page
+
+
+def test_the_verdict_names_the_numbers_that_decided_it() -> None:
+    from sim.report.load_report import step_verdict
+
+    timed = {"load.jobs.snapshotTick.overrun_fraction": 0.0, "load.lag.p99_s": 0.2}
+    assert step_verdict(timed, partial=False) == (True, "sustained")
+    assert step_verdict(timed, partial=True) == (False, "interrupted")
+    assert step_verdict({}, partial=False) == (False, "not measured: no periodic job ran")
+    late = {**timed, "load.lag.p99_s": 2.5}
+    assert step_verdict(late, partial=False) == (False, "falls behind: lag p99 2.500 s > 1 s")
+    over = {**late, "load.jobs.snapshotTick.overrun_fraction": 0.03}
+    assert step_verdict(over, partial=False) == (
+        False,
+        "falls behind: overruns 3.00 % > 1 %, lag p99 2.500 s > 1 s",
+    )
+
+
+def test_step_and_max_speed_without_ramp_are_refused_naming_the_flag(tmp_path: Path) -> None:
+    for flag, value in (("--step", "5"), ("--max-speed", "800")):
+        result = CliRunner().invoke(
+            cli, ["load", str(DATA / "small.toml"), "--out", str(tmp_path), flag, value]
+        )
+        assert result.exit_code == 2
+        assert (
+            f"Error: {flag} sets a --ramp step; without --ramp the run lasts the scenario's "
+            "duration (set it with --set 'duration=\"10m\"')"
+        ) in result.output

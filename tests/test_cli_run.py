@@ -7,7 +7,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -123,24 +122,3 @@ def test_ctrl_c_leaves_a_valid_partial_report(tmp_path: Path, reducers: str) -> 
     assert (out / "occupancy.png").exists()
     per_minute = (out / "snapshots_per_minute.csv").read_text().splitlines()
     assert len(per_minute) - 1 == int(manifest["simulated_seconds"]) // 60 + 1
-
-
-def test_while_results_are_collected_a_first_ctrl_c_is_swallowed_a_second_interrupts() -> None:
-    """After the log closes, the run waits a few seconds for the reducer process's results; a
-    Ctrl-C then must not lose the run's files, but a second one still gets the user out."""
-    from sim.runner import _first_sigint_swallowed
-
-    before = signal.getsignal(signal.SIGINT)
-    with _first_sigint_swallowed(True):
-        os.kill(os.getpid(), signal.SIGINT)
-        time.sleep(0.05)  # the handler runs between bytecodes
-
-    def press_twice() -> None:
-        with _first_sigint_swallowed(True):
-            for _ in range(2):
-                os.kill(os.getpid(), signal.SIGINT)
-                time.sleep(0.05)
-
-    with pytest.raises(KeyboardInterrupt):
-        press_twice()
-    assert signal.getsignal(signal.SIGINT) is before

@@ -1,7 +1,7 @@
 """The ``sim`` command line. Each subcommand lives in its own module and is registered here.
 
 Exit codes (k6 conventions, libraries.md §1; :mod:`sim.cli.exits`): 0 ok; 1 unexpected error;
-2 usage or scenario error; 99 a threshold or regression failed; 130 interrupted.
+2 usage or scenario error; 99 a threshold or regression failed; 130 interrupted (143 on SIGTERM).
 """
 
 from __future__ import annotations
@@ -51,8 +51,13 @@ _register()
 
 def main() -> None:
     """Console-script entry point."""
+    from sim.engine.interrupts import Interrupted
+
     try:
         cli.main()
+    except Interrupted as exc:  # a signal in a run's set-up that its command did not explain
+        click.echo(f"interrupted ({exc.args[0]})", err=True)
+        raise SystemExit(exc.exit_status) from None
     except KeyboardInterrupt:  # before or after a run's own Ctrl-C handling is in place
         click.echo("interrupted", err=True)
         raise SystemExit(EXIT_INTERRUPTED) from None

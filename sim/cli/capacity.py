@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
 import time
 from pathlib import Path
@@ -29,7 +30,9 @@ from sim.cli.common import (
     seeds_option,
     show_number,
 )
-from sim.cli.exits import EXIT_INTERRUPTED, EXIT_THRESHOLD, EXIT_USAGE
+from sim.cli.exits import EXIT_THRESHOLD, EXIT_USAGE
+from sim.cli.outputs import ensure_out_dir
+from sim.engine.interrupts import Interrupted
 from sim.scenario.document import Scenario
 from sim.scenario.expect import Condition, Verdict, score_names
 from sim.scenario.frontier import Find, FrontierSearch
@@ -145,7 +148,9 @@ def capacity(
         )
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
-    out = out_dir or Path("reports") / f"capacity-{base.name}"
+    out = ensure_out_dir(
+        out_dir or Path("reports") / f"capacity-{base.name}", default=out_dir is None
+    )
     leaf = key.rsplit(".", 1)[-1]
     chatty = not quiet and not as_json
 
@@ -159,13 +164,22 @@ def capacity(
     conditions = base.expect.conditions()
     probes: list[dict[str, Any]] = []
     partial = False
+    signum: int = signal.SIGINT  # the signal that cut the search short, if one did
     while (value := search.next_value()) is not None:
         shown = _spell(value, integer)
         probe_dir = out / "probes" / f"{len(probes):02d}_{leaf}={shown}"
         each: list[int | None] = list(seeds) if seeds is not None else [seed]
         scenarios = [load_or_exit(scenario_path, [*overrides, f"{key}={shown}"], s) for s in each]
         dirs = [probe_dir if s is None or seeds is None else probe_dir / f"seed-{s}" for s in each]
-        outcomes = _probe(scenarios, dirs, no_plots, dask, jobs)
+        stop_after = False
+        try:
+            outcomes = _probe(scenarios, dirs, no_plots, dask, jobs)
+        except _StopAfter as stop:
+            outcomes, signum, stop_after = [(stop.metrics, False)], stop.signum, True
+        except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM before the probe's report
+            signum = exc.signum if isinstance(exc, Interrupted) else signal.SIGINT
+            partial = True
+            break
         partial_run = any(p for _, p in outcomes)
         per_seed = [evaluate(base.expect, m) for m, _ in outcomes]
         margins = probe_margins(per_seed)
@@ -203,7 +217,7 @@ def capacity(
         if seeds is not None:
             why += f" (held under {sum(held)} of {len(held)} seeds)"
         say(f"[{wall:7.1f}s] probe {len(probes)}: {key} = {_spell(value, integer, True)} -> {why}")
-        if partial_run:
+        if partial_run or stop_after:
             partial = True
             break
         search.record(value, holds, margins)
@@ -233,8 +247,8 @@ def capacity(
         click.echo(result["finding"])
         click.echo(f"wrote capacity.json and capacity.png in {out}/")
     if partial:
-        click.echo("capacity search interrupted", err=True)
-        sys.exit(EXIT_INTERRUPTED)
+        click.echo(f"capacity search interrupted ({signal.Signals(signum).name})", err=True)
+        sys.exit(128 + signum)
     if frontier.holds is None:
         sys.exit(EXIT_THRESHOLD)
 
@@ -286,7 +300,7 @@ def _probe(
     from sim.scheduler import build_cvsa_model
 
     if dask is None and len(scenarios) == 1:
-        options = RunOptions(out_dir=dirs[0], report=True, plots=not no_plots, handle_sigint=True)
+        options = RunOptions(out_dir=dirs[0], report=True, plots=not no_plots, handle_signals=True)
         run = run_scenario(scenarios[0], build_cvsa_model, options)
         return [(run.metrics, run.partial)]
     runs = [
@@ -299,6 +313,16 @@ def _probe(
         with dask_errors(dask):
             run_on_dask(runs, build_cvsa_model, address=dask)
     return [(read_summary(d), bool(read_manifest(d)["partial"])) for d in dirs]
+
+
+class _StopAfter(Exception):
+    """A signal came while a probe's report was written: the probe is complete and counts,
+    and the search stops after it."""
+
+    def __init__(self, metrics: dict[str, Any], signum: int) -> None:
+        super().__init__(signum)
+        self.metrics = metrics
+        self.signum = signum
 
 
 def _current_value(scenario: Scenario, key: str) -> int | float:

@@ -11,8 +11,10 @@ from rich.console import Console
 from rich.table import Table
 
 from sim.cli.common import load_or_exit, show_number
-from sim.cli.exits import EXIT_INTERRUPTED, EXIT_THRESHOLD
+from sim.cli.exits import EXIT_THRESHOLD
+from sim.cli.outputs import ended, ensure_out_dir, interrupted
 from sim.cli.progress import Progress
+from sim.engine.interrupts import Interrupted
 from sim.runner import RunOptions, run_scenario
 from sim.scenario.expect import Verdict, evaluate
 
@@ -59,26 +61,34 @@ def check(
     from sim.scheduler import build_cvsa_model
 
     scenarios = [load_or_exit(p, overrides, seed) for p in scenario_paths]
+    root = ensure_out_dir(out_root or Path("reports"), default=out_root is None)
     results: dict[str, list[Verdict]] = {}
     for path, scenario in zip(scenario_paths, scenarios, strict=True):
         if not scenario.expect.root:
             click.echo(f"warning: {path} has no [expect] thresholds", err=True)
-        out = (out_root or Path("reports")) / scenario.name
-        with Progress(
-            scenario.name, scenario.start_ms, scenario.end_ms, enabled=not quiet and not as_json
-        ) as progress:
-            options = RunOptions(
-                out_dir=out,
-                report=True,
-                plots=False,  # the CSV series: `sim plot` draws them, `sim compare` overlays them
-                observer=progress.observe,
-                handle_sigint=True,
-            )
-            run = run_scenario(scenario, build_cvsa_model, options)
+        out = root / scenario.name
+        try:
+            with Progress(
+                scenario.name,
+                scenario.start_ms,
+                scenario.end_ms,
+                enabled=not quiet and not as_json,
+            ) as progress:
+                options = RunOptions(
+                    out_dir=out,
+                    report=True,
+                    plots=False,  # the CSV series: `sim plot` draws them, `sim compare` overlays
+                    observer=progress.observe,
+                    on_stage=progress.stage,
+                    handle_signals=True,
+                )
+                run = run_scenario(scenario, build_cvsa_model, options)
+        except Interrupted as exc:
+            interrupted(exc, out)
         results[scenario.name] = evaluate(scenario.expect, run.metrics)
-        if run.partial:
-            click.echo(f"{scenario.name}: interrupted", err=True)
-            sys.exit(EXIT_INTERRUPTED)
+        if run.signum is not None:
+            click.echo(f"{scenario.name}: interrupted; later scenarios did not run", err=True)
+            ended(run, out)
     failed = any(not v.passed for verdicts in results.values() for v in verdicts)
     if as_json:
         doc = {

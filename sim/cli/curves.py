@@ -7,11 +7,13 @@ from pathlib import Path
 
 import click
 
-from sim.scenario import ScenarioError, load_scenario
+from sim.cli.common import load_or_exit, scenario_options
+from sim.cli.outputs import ensure_out_dir
+from sim.units import format_duration_ms
 
 
 @click.command()
-@click.argument("scenario", type=click.Path(dir_okay=False, path_type=Path))
+@scenario_options
 @click.option(
     "--out",
     "out_dir",
@@ -19,22 +21,25 @@ from sim.scenario import ScenarioError, load_scenario
     default=None,
     help="Directory for the PNGs [default: reports/<scenario name>/curves].",
 )
-@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help="Override a key.")
-@click.option("--seed", type=int, default=None, help="Override the scenario's seed.")
 def curves(
-    scenario: Path, out_dir: Path | None, overrides: tuple[str, ...], seed: int | None
+    scenario_path: Path, seed: int | None, overrides: tuple[str, ...], out_dir: Path | None
 ) -> None:
-    """Draw sample view curves per family, the catalog's views and the arrivals as PNGs."""
-    try:
-        sc = load_scenario(scenario, overrides=overrides, seed=seed)
-    except ScenarioError as exc:
-        raise click.UsageError(str(exc)) from None
+    """Draw sample view curves per family, the catalog's views and the arrivals as PNGs.
+
+    Says what it does as it goes (a world of millions of videos takes a while to draw)."""
+    sc = load_or_exit(scenario_path, overrides, seed)
+    out = ensure_out_dir(
+        out_dir if out_dir is not None else Path("reports") / sc.name / "curves",
+        default=out_dir is None,
+    )
     # Imported here: numpy worlds and matplotlib are slow to import (libraries.md §1).
     from sim.rng import RandomStreams
     from sim.world import World
     from sim.world.drawing import draw_all
 
-    out = out_dir if out_dir is not None else Path("reports") / sc.name / "curves"
+    videos = sc.catalog.songs + sc.catalog.non_songs
+    span = format_duration_ms(sc.duration)
+    click.echo(f"drawing the world: {videos:,} videos and the arrivals of {span}", err=True)
     t = time.perf_counter()
     world = World.build(sc, RandomStreams(sc.seed))
     click.echo(

@@ -15,4 +15,5 @@ EXIT_USAGE = 2
 EXIT_THRESHOLD = 99
 """An ``[expect]`` threshold or a ``--tolerance`` failed."""
 EXIT_INTERRUPTED = 130
-"""Ctrl-C: what was written is valid and marked partial."""
+"""Ctrl-C: what was written is valid and marked partial. A signal ends a command with 128 + its
+number, as a shell reports it: 130 for SIGINT, 143 for SIGTERM (:mod:`sim.engine.interrupts`)."""

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import click
+from click.core import ParameterSource
 from rich.console import Console
 from rich.table import Table
 
@@ -21,23 +22,13 @@ from sim.cli.common import (
     out_dir_option,
     scenario_options,
 )
-from sim.cli.exits import EXIT_INTERRUPTED
+from sim.cli.outputs import ensure_out_dir, interrupted
 from sim.cli.progress import Progress
-from sim.report.load_report import LOAD_HTML, step_row, worst_overrun, write_load_report
+from sim.engine.interrupts import Interrupted
+from sim.report.load_report import LOAD_HTML, step_row, step_verdict, write_load_report
 from sim.runner import RunOptions, run_scenario
 from sim.scenario import Scenario
 from sim.units import SECOND_MS
-
-OVERRUN_LIMIT = 0.01
-"""A speed is sustained while at most 1 % of periodic iterations overrun their period ..."""
-LAG_LIMIT_S = 1.0
-"""... and the p99 lag of periodic iterations stays within one snapshotTick period (1 s)."""
-
-
-def _sustained(metrics: dict[str, Any]) -> bool:
-    worst = worst_overrun(metrics)
-    lag = metrics.get("load.lag.p99_s", 0.0)
-    return worst is not None and worst <= OVERRUN_LIMIT and lag <= LAG_LIMIT_S
 
 
 @click.command()
@@ -64,7 +55,7 @@ def _sustained(metrics: dict[str, Any]) -> bool:
     default=20.0,
     show_default=True,
     metavar="SECONDS",
-    help="With --ramp: wall seconds per step.",
+    help="With --ramp: wall seconds per step (an error without --ramp).",
 )
 @click.option(
     "--max-speed",
@@ -72,7 +63,7 @@ def _sustained(metrics: dict[str, Any]) -> bool:
     default=100_000.0,
     show_default=True,
     metavar="K",
-    help="With --ramp: stop doubling here.",
+    help="With --ramp: stop doubling here (an error without --ramp).",
 )
 @click.option(
     "--warm",
@@ -115,53 +106,74 @@ def load(
     """
     from sim.scheduler import build_cvsa_model
 
+    ctx = click.get_current_context()
+    for name, flag in (("step_s", "--step"), ("max_speed", "--max-speed")):
+        if not ramp and ctx.get_parameter_source(name) is not ParameterSource.DEFAULT:
+            raise click.UsageError(
+                f"{flag} sets a --ramp step; without --ramp the run lasts the scenario's "
+                "duration (set it with --set 'duration=\"10m\"')"
+            )
     scenario = load_or_exit(scenario_path, overrides, seed)
     spec = backend_spec(scenario, store, counter, reservation, reset)
-    out = out_dir or Path("reports") / f"{scenario.name}-load"
+    out = ensure_out_dir(
+        out_dir or Path("reports") / f"{scenario.name}-load", default=out_dir is None
+    )
     steps: list[dict[str, Any]] = []
+    signum: int | None = None
     k = speed
     while True:
         step = _one(scenario, ramp, step_s, k, warm)
         step_spec = dataclasses.replace(spec, reset=spec.reset or (ramp and bool(steps)))
-        with (
-            backend_errors(),
-            Progress(
-                f"{scenario.name} x{k:g}",
-                step.start_ms,
-                step.end_ms,
-                enabled=not quiet and not as_json,
-            ) as progress,
-        ):
-            options = RunOptions(
-                out_dir=out / f"x{k:g}" if ramp else out,
-                report=True,
-                speed=k,
-                backends=step_spec,
-                concurrent=True,
-                observer=progress.observe,
-                handle_sigint=True,
-            )
-            result = run_scenario(step, build_cvsa_model, options)
-        ok = _sustained(result.metrics) and not result.partial
+        step_out = out / f"x{k:g}" if ramp else out
+        try:
+            with (
+                backend_errors(),
+                Progress(
+                    f"{scenario.name} x{k:g}",
+                    step.start_ms,
+                    step.end_ms,
+                    enabled=not quiet and not as_json,
+                ) as progress,
+            ):
+                options = RunOptions(
+                    out_dir=step_out,
+                    report=True,
+                    speed=k,
+                    backends=step_spec,
+                    concurrent=True,
+                    observer=progress.observe,
+                    on_stage=progress.stage,
+                    handle_signals=True,
+                )
+                result = run_scenario(step, build_cvsa_model, options)
+        except Interrupted as exc:
+            if not steps:  # nothing measured yet: nothing to report
+                interrupted(exc, step_out)
+            click.echo(f"interrupted ({exc.args[0]}) while setting up x{k:g}", err=True)
+            signum = exc.signum
+            break
+        sustained, _ = step_verdict(result.metrics, result.partial)
         steps.append(
             {
                 "speed": k,
-                "sustained": ok,
+                "sustained": sustained,
+                "partial": result.partial,
                 "metrics": result.metrics,
                 "wall_seconds": result.manifest["wall_seconds"],
                 "backends": result.manifest["backends"],
-                "simulated_s": (step.end_ms - step.start_ms) / SECOND_MS,
+                "simulated_s": result.manifest["simulated_seconds"],
             }
         )
-        if result.partial or not ramp or not ok or k * 2 > max_speed:
+        signum = result.signum
+        if signum is not None or not ramp or not sustained or k * 2 > max_speed:
             break
         k *= 2
     best = max((s["speed"] for s in steps if s["sustained"]), default=None)
     summary = {
         "steps": [{k2: v for k2, v in s.items() if k2 != "metrics"} for s in steps],
         "highest_sustained_speed": best,
+        "partial": any(s["partial"] for s in steps),
     }
-    out.mkdir(parents=True, exist_ok=True)
     (out / "load.json").write_text(
         json.dumps({**summary, "metrics": steps[-1]["metrics"]}, indent=2, sort_keys=True) + "\n"
     )
@@ -172,8 +184,6 @@ def load(
         scenario_name=scenario.name,
         backends=steps[-1]["backends"],
         ramp=ramp,
-        overrun_limit=OVERRUN_LIMIT,
-        lag_limit_s=LAG_LIMIT_S,
     )
     if as_json:
         json.dump(
@@ -182,8 +192,8 @@ def load(
         sys.stdout.write("\n")
     else:
         _print(steps, best, out)
-    if steps[-1]["wall_seconds"] is None or any(s.get("partial") for s in steps):
-        sys.exit(EXIT_INTERRUPTED)
+    if signum is not None:
+        sys.exit(128 + signum)
 
 
 def _one(scenario: Scenario, ramp: bool, step_s: float, speed: float, warm: bool) -> Scenario:
@@ -219,8 +229,9 @@ def _print(steps: list[dict[str, Any]], best: float | None, out: Path) -> None:
             f"{r['overrun_pct']:.2f}%",
             f"{r['lag_p99_s']:.3f}s",
             f"{r['slowest_p99_ms']:.2f}ms ({r['slowest']})",
-            "[green]sustained[/]" if r["sustained"] else "[red]falls behind[/]",
+            f"[green]{r['verdict']}[/]" if r["sustained"] else f"[red]{r['verdict']}[/]",
         )
     console.print(table)
     verdict = f"x{best:g}" if best else "none"
-    click.echo(f"highest speed sustained: {verdict}; report: {out / LOAD_HTML}")
+    partial = " (PARTIAL: interrupted)" if any(s["partial"] for s in steps) else ""
+    click.echo(f"highest speed sustained: {verdict}{partial}; report: {out / LOAD_HTML}")

@@ -61,6 +61,17 @@ class Progress:
             )
         return self
 
+    def stage(self, text: str) -> None:
+        """What the run does now (drawing the world, loading the initial state, ...): on the
+        bar's label, or a plain line; set-up can take a while before virtual time moves."""
+        if not self.enabled:
+            return
+        if self._rich is not None:
+            label = self.label if text == "running" else f"{self.label}: {text}"
+            self._rich.update(self._task, description=label)
+        else:
+            print(f"{self.label}: {text}", file=sys.stderr, flush=True)
+
     def observe(self, now_ms: int) -> None:
         if not self.enabled:
             return

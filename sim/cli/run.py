@@ -20,9 +20,11 @@ from sim.cli.common import (
     seeds_jobs_options,
     seeds_option,
 )
-from sim.cli.exits import EXIT_INTERRUPTED, EXIT_USAGE
+from sim.cli.exits import EXIT_USAGE
+from sim.cli.outputs import ended, ensure_out_dir, interrupted, write_failed, written_under
 from sim.cli.progress import Progress
 from sim.cli.sweep import run_sweep
+from sim.engine.interrupts import Interrupted
 from sim.metrics.findings.verdicts import findings_in
 from sim.report.findings_term import print_findings
 from sim.report.findings_view import verdict_line
@@ -125,7 +127,7 @@ def run(
         )
         return
     scenario = load_or_exit(scenario_path, overrides, seed)
-    out = out_dir or Path("reports") / scenario.name
+    out = ensure_out_dir(out_dir or Path("reports") / scenario.name, default=out_dir is None)
     spec = backend_spec(scenario, store, counter, reservation, reset)
     try:
         with (
@@ -145,7 +147,8 @@ def run(
                 speed=speed,
                 backends=spec,
                 observer=progress.observe,
-                handle_sigint=True,
+                on_stage=progress.stage,
+                handle_signals=True,
             )
             result = run_scenario(scenario, build_cvsa_model, options)
     except ScenarioError as exc:
@@ -153,11 +156,12 @@ def run(
         for problem in exc.problems:
             click.echo(f"error: {scenario_path}: {problem}", err=True)
         sys.exit(EXIT_USAGE)
-    except KeyboardInterrupt:  # Ctrl-C after the run, while the report was being written
-        click.echo(
-            f"interrupted while writing the report; `sim plot {out}` draws it again", err=True
-        )
-        sys.exit(EXIT_INTERRUPTED)
+    except Interrupted as exc:
+        interrupted(exc, out)
+    except OSError as exc:
+        if not written_under(exc, out):
+            raise
+        write_failed(exc, out)
     m = result.manifest
     if as_json:
         verdicts = [
@@ -182,8 +186,7 @@ def run(
             f"report: {out / 'report.html' if not no_plots else str(out) + '/'}"
         )
         _print_findings(result.metrics, result.partial, str(m.get("end", "")).replace(".000", ""))
-    if result.partial:
-        sys.exit(EXIT_INTERRUPTED)
+    ended(result, out)
 
 
 def _print_findings(summary: dict[str, Any], partial: bool, end: str) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import signal
 import sys
 import time
 from collections import Counter
@@ -30,7 +31,8 @@ from sim.cli.common import (
     seeds_option,
     show_number,
 )
-from sim.cli.exits import EXIT_INTERRUPTED
+from sim.cli.outputs import ensure_out_dir
+from sim.engine.interrupts import Interrupted
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -135,7 +137,10 @@ def run_sweep(
     scenarios = [
         [load_or_exit(scenario_path, point_overrides(fixed, p), s) for s in each] for p in points
     ]
-    out = out_dir or Path("reports") / default_out.format(name=scenarios[0][0].name)
+    out = ensure_out_dir(
+        out_dir or Path("reports") / default_out.format(name=scenarios[0][0].name),
+        default=out_dir is None,
+    )
     labels = point_labels(points) if axes else [""]
     n_runs = len(points) * len(each)
     n_jobs = jobs or os.cpu_count() or 1
@@ -192,9 +197,14 @@ def run_sweep(
                 )
         else:
             run_in_processes(runs, build_cvsa_model, jobs=n_jobs, on_done=progress)
-    except KeyboardInterrupt:
-        click.echo("sweep interrupted", err=True)
-        sys.exit(EXIT_INTERRUPTED)
+    except KeyboardInterrupt as exc:
+        signum = exc.signum if isinstance(exc, Interrupted) else signal.SIGINT
+        click.echo(
+            f"sweep interrupted ({signal.Signals(signum).name}): {finished} of {n_runs} runs "
+            f"finished, each with its report in {out}/runs/; no table was written",
+            err=True,
+        )
+        sys.exit(128 + signum)
     result = tabulate(out, axes, fixed, points, labels, metrics, seeds)
     stem = "sweep" if grid_sets else "swarm"
     write_sweep(result, out, stem)

@@ -72,6 +72,8 @@ class RealClockEngine(Engine):
                     if not await self._wait_for(t):
                         continue
                     waited_to = t
+                    if self.observer is not None:  # each wall wait: progress moves with time
+                        self.observer(t)
                 _, _, it = pop(iters)
                 self.now = max(self.now, t)
                 if not (self.elide and await self._elide_from(it)):
@@ -89,6 +91,8 @@ class RealClockEngine(Engine):
                     if not await self._wait_for(t):
                         continue
                     waited_to = t
+                    if self.observer is not None:  # each wall wait: progress moves with time
+                        self.observer(t)
                 pop(heap)
                 self.now = max(self.now, t)
                 entry[3](entry[4])

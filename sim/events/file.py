@@ -14,6 +14,7 @@ up to its last complete chunk and reports ``complete = False``.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import struct
@@ -30,30 +31,49 @@ COMPRESSION_LEVEL = 1  # fast: at full scale the log is large and level 6 buys l
 
 
 class FileSink:
-    """Streams the log to ``path`` as it is written."""
+    """Streams the log to ``path`` as it is written.
+
+    A write that fails (a full disk) does not stop the run, which needs no saved log: the file
+    ends at its last complete chunk (read as cut short, ``complete = False``) and ``error`` says
+    why, for the manifest and the command's last words."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self._fh: BinaryIO | None = None
+        self.error: OSError | None = None
 
     def open(self, header: bytes) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._fh = open(self.path, "wb")  # noqa: SIM115 - closed in close()
         body = header[len(MAGIC) :]
-        self._fh.write(MAGIC + _U32.pack(len(body)) + body)
+        self._put(MAGIC + _U32.pack(len(body)) + body)
 
     def write(self, chunk: Chunk, raw: bytes) -> None:
-        assert self._fh is not None
+        if self._fh is None:
+            return  # a write failed: the file stays cut short
         packed = zlib.compress(raw, COMPRESSION_LEVEL)
-        self._fh.write(_CHUNK.pack(len(packed), len(raw)))
-        self._fh.write(packed)
+        self._put(_CHUNK.pack(len(packed), len(raw)) + packed)
 
     def close(self, fingerprint: str, partial: bool) -> None:
         if self._fh is None:
             return
-        self._fh.write(_U32.pack(0) + bytes([1 if partial else 0]) + bytes.fromhex(fingerprint))
-        self._fh.close()
-        self._fh = None
+        self._put(_U32.pack(0) + bytes([1 if partial else 0]) + bytes.fromhex(fingerprint))
+        if self._fh is not None:
+            try:
+                self._fh.close()  # flushes: a full disk may show only now
+            except OSError as exc:
+                self.error = exc
+            self._fh = None
+
+    def _put(self, data: bytes) -> None:
+        assert self._fh is not None
+        try:
+            self._fh.write(data)
+        except OSError as exc:
+            self.error = exc
+            with contextlib.suppress(OSError):  # the buffered rest cannot be written either
+                self._fh.close()
+            self._fh = None
 
 
 class SavedLog:

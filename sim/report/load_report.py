@@ -38,6 +38,33 @@ def worst_overrun(metrics: dict[str, Any]) -> float | None:
     return max(fractions) if fractions else None
 
 
+OVERRUN_LIMIT = 0.01
+"""A speed is sustained while at most 1 % of periodic iterations overrun their period ..."""
+LAG_LIMIT_S = 1.0
+"""... and the p99 lag of periodic iterations stays within one snapshotTick period (1 s)."""
+
+
+def step_verdict(metrics: dict[str, Any], partial: bool) -> tuple[bool, str]:
+    """Whether a step sustained its speed, and the verdict in words, which name the numbers of
+    the steps table that decided it (an interrupted step, or one that timed no periodic job,
+    proves nothing either way and is not sustained)."""
+    if partial:
+        return False, "interrupted"
+    worst = worst_overrun(metrics)
+    if worst is None:
+        return False, "not measured: no periodic job ran"
+    lag = metrics.get("load.lag.p99_s", 0.0)
+    behind = [
+        *(
+            [f"overruns {100 * worst:.2f} % > {100 * OVERRUN_LIMIT:g} %"]
+            if worst > OVERRUN_LIMIT
+            else []
+        ),
+        *([f"lag p99 {lag:.3f} s > {LAG_LIMIT_S:g} s"] if lag > LAG_LIMIT_S else []),
+    ]
+    return not behind, ("falls behind: " + ", ".join(behind) if behind else "sustained")
+
+
 def step_row(step: dict[str, Any], link: str | None) -> dict[str, Any]:
     """One line of the steps table (the same columns as the terminal's)."""
     m = step["metrics"]
@@ -52,6 +79,7 @@ def step_row(step: dict[str, Any], link: str | None) -> dict[str, Any]:
         "slowest": slow[0].removeprefix("load.ops.").removesuffix(".p99_ms"),
         "slowest_p99_ms": slow[1],
         "sustained": step["sustained"],
+        "verdict": step_verdict(m, step.get("partial", False))[1],
         "link": link,
     }
 
@@ -166,12 +194,11 @@ def write_load_report(
     scenario_name: str,
     backends: dict[str, str],
     ramp: bool,
-    overrun_limit: float,
-    lag_limit_s: float,
 ) -> list[Path]:
     """Write ``load.html`` and its two figures into ``out_dir``; returns their paths. ``steps``
-    are ``sim load``'s (speed, sustained, metrics, wall_seconds, simulated_s); with ``ramp`` each
-    step's own report is in ``x<speed>/``; the limits are the verdict's (see ``sim load``)."""
+    are ``sim load``'s (speed, sustained, partial, metrics, wall_seconds, simulated_s); with
+    ``ramp`` each step's own report is in ``x<speed>/``. A step cut short by a signal marks the
+    page partial."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -186,7 +213,7 @@ def write_load_report(
             ramp_figure(
                 rows,
                 f"{scenario_name}: keeping up, step by step",
-                (100 * overrun_limit, lag_limit_s),
+                (100 * OVERRUN_LIMIT, LAG_LIMIT_S),
             ),
             out_dir / RAMP_PNG,
         )
@@ -198,8 +225,9 @@ def write_load_report(
         name=scenario_name,
         backends=backends,
         best=f"x{best:g}" if best else "none",
-        overrun_limit_pct=100 * overrun_limit,
-        lag_limit_s=lag_limit_s,
+        overrun_limit_pct=100 * OVERRUN_LIMIT,
+        lag_limit_s=LAG_LIMIT_S,
+        partial=any(st.get("partial") for st in steps),
         rows=rows,
         at=at,
         queries=queries,

@@ -20,6 +20,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from sim.report.tables import write_atomic
 from sim.scenario import Scenario
 
 EVENTS_FILE = "events.simlog"
@@ -29,7 +30,7 @@ SCENARIO_FILE = "scenario.json"
 
 
 def _write_json(path: Path, doc: Any) -> None:
-    path.write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n")
+    write_atomic(path, (json.dumps(doc, indent=2, sort_keys=True) + "\n").encode())
 
 
 def write_run_files(

@@ -119,8 +119,14 @@ def write_atomic(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` through a temporary file and a rename: an interrupted report
     never leaves half a file behind."""
     tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
+    try:
+        tmp.write_bytes(data)
+        os.replace(tmp, path)
+    except OSError as exc:  # a full disk: no half file either, and the error names the file
+        tmp.unlink(missing_ok=True)
+        if exc.filename is None or Path(exc.filename) == tmp:
+            raise OSError(exc.errno, exc.strerror, str(path)) from exc
+        raise
 
 
 def write_tables(out_dir: Path, tables: Mapping[str, Table]) -> list[Path]:

@@ -6,7 +6,9 @@ stays cheap. Dates are drawn in the scenario's time zone (the day/night cycle's)
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from datetime import timedelta, timezone
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -54,8 +56,9 @@ STYLE: dict[Any, Any] = {
 }
 
 
-def draw_all(world: World, out_dir: Path) -> list[Path]:
-    """Write every figure into ``out_dir`` (created if needed); return the paths written."""
+def draw_all(world: World, out_dir: Path) -> Iterator[Path]:
+    """Write every figure into ``out_dir`` (created if needed), yielding each path as it is
+    written (``sim curves`` says so as it goes: a big world takes a while)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -64,21 +67,23 @@ def draw_all(world: World, out_dir: Path) -> list[Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
     sc = world.scenario
     truth = world.crossings(sc.start_ms, sc.end_ms)
-    figures: list[tuple[str, Figure]] = []
-    with plt.rc_context(STYLE):
-        for fam in Family:
-            figures.append((f"family_{fam.name.lower()}.png", _family_figure(world, fam, truth)))
-        figures.append(("catalog_views.png", _catalog_figure(world)))
-        figures.append(("day_night.png", _day_night_figure(world)))
-        figures.append(("arrivals.png", _arrivals_figure(world)))
-        figures.append(("crossings.png", _crossings_figure(world, truth)))
-    paths = []
-    for name, fig in figures:
+    drawers: list[tuple[str, Callable[[], Figure]]] = [
+        *(
+            (f"family_{fam.name.lower()}.png", partial(_family_figure, world, fam, truth))
+            for fam in Family
+        ),
+        ("catalog_views.png", partial(_catalog_figure, world)),
+        ("day_night.png", partial(_day_night_figure, world)),
+        ("arrivals.png", partial(_arrivals_figure, world)),
+        ("crossings.png", partial(_crossings_figure, world, truth)),
+    ]
+    for name, draw in drawers:
+        with plt.rc_context(STYLE):
+            fig = draw()
         path = out_dir / name
         fig.savefig(path, bbox_inches="tight")
         plt.close(fig)
-        paths.append(path)
-    return paths
+        yield path
 
 
 def human(x: float, _pos: object = None) -> str:
