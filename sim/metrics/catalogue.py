@@ -136,19 +136,19 @@ invariants.lost_schedules.stray_deleted | lower | rows deleted that were never l
 invariants.lost_schedules.undecided | neither | rows still open at the end of the log
 invariants.missed_milestones.bound_s | neither | the capture bound, seconds
 invariants.missed_milestones.undecided | neither | crossings whose deadline is after the end
-invariants.missed_milestones.untracked | neither | missed crossings of videos the design does not track
-invariants.no_schedule_before_creation.allowed | neither | rows due before creation by the bare fallback
+invariants.missed_milestones.untracked | neither | misses of videos the design does not track
+invariants.no_schedule_before_creation.allowed | neither | rows due before creation (bare fallback)
 invariants.no_schedule_before_creation.clamped_to_now | neither | jittered rows clamped to now
 invariants.one_active_per_type.forced_parallel | neither | forced rows next to an active row
 invariants.single_path_processing.redispatched | neither | rows dispatched again after a crash
-invariants.single_path_processing.unmarked_bulk_overlap | lower | single-path dispatches while a bulk job held the aid unmarked
+invariants.single_path_processing.unmarked_bulk_overlap | lower | beside an unmarked bulk job
 invariants.stale_songs.bound_s | neither | the staleness bound, seconds
 invariants.stale_songs.songs | neither | songs followed
 invariants.stale_songs.max_gap_s | lower | the longest gap between two snapshots of a song, seconds
 invariants.stale_songs.unavailable | neither | over-bound gaps of unavailable songs (excused)
 invariants.unlogged_schedules | lower | rows seen without a creation record
 invariants.window_cap.cap | neither | the window cap
-invariants.window_cap.over_cap_uncapped | neither | uncapped increments that left a window over the cap
+invariants.window_cap.over_cap_uncapped | neither | uncapped increments over the cap
 invariants.window_cap.exhausted | lower | rows inserted over the cap (every window full)
 milestones.crossed | neither | milestone crossings of visible videos
 milestones.captured | higher | crossings captured by a snapshot
@@ -179,7 +179,7 @@ findings.<finding>.sentence | neither | the verdict with its numbers
 findings.<finding>.mechanism | neither | why, in words
 findings.<finding>.examples | neither | the worst examples (a list)
 findings.<finding>.plots | neither | the report's plots that show it
-findings.capacity.score | lower | the peak day's demand as a share of capacity (the severity's score)
+findings.capacity.score | lower | peak day's demand over capacity (the score)
 findings.capacity.score_warn | neither | the score from which it warns
 findings.capacity.score_fail | neither | the score beyond which it fails
 findings.capacity.by_day | neither | per local day: demand, uncapped rows, horizons (a list)
@@ -189,7 +189,7 @@ findings.capacity.first_saturated_day | neither | the first day demand exceeded 
 findings.capacity.fluid_growth_h_per_day | lower | the fluid model's backlog trend, hours per day
 findings.capacity.fluid_horizon_end_h | lower | the fluid model's backlog at the end, hours
 findings.capacity.headroom | higher | capacity left on the peak day, as a share
-findings.capacity.horizon_end_h | lower | how long a row requested for the coming day waited, at the end
+findings.capacity.horizon_end_h | lower | a row's wait for a window at the end, hours
 findings.capacity.horizon_growth_h_per_day | lower | that wait's trend, hours per day
 findings.capacity.horizon_max_h | lower | the furthest any capped row was pushed, hours
 findings.capacity.horizon_min_h | lower | the shortest wait since the first saturated day, hours
@@ -200,7 +200,7 @@ findings.capacity.peak_share | lower | peak day's demand as a share of capacity
 findings.capacity.run_share | lower | mean demand over the run's days as a share of capacity
 findings.capacity.saturated_days | lower | days whose demand exceeded capacity
 findings.capacity.spilled_rows | lower | fallback and exhausted rows
-findings.capacity.uncapped_peak_share | neither | milestone and new rows' peak share of a day's capacity
+findings.capacity.uncapped_peak_share | neither | uncapped rows' peak share of capacity
 findings.capacity.uncapped_total | neither | milestone and new rows
 findings.capacity.thresholds.fail_share | neither | threshold
 findings.capacity.thresholds.warn_share | neither | threshold
@@ -221,8 +221,8 @@ findings.executed_load.windows_over_cap | lower | windows that executed more tha
 findings.executed_load.max_over_cap | lower | the worst window's excess over the cap
 findings.executed_load.max_over_cap_share | lower | that excess as a share of the cap
 findings.executed_load.over_cap_total | lower | snapshots over the cap, summed over windows
-findings.executed_load.over_cap_uncapped_share | neither | share of the excess from milestone and new rows
-findings.executed_load.over_cap_carried_share | lower | share of the excess from rows run after their window
+findings.executed_load.over_cap_uncapped_share | neither | excess share from uncapped rows
+findings.executed_load.over_cap_carried_share | lower | excess share from rows run late
 findings.executed_load.no_proxy_requests | lower | requests that found every proxy rate-limited
 findings.executed_load.requests.<proxy>.peak | lower | most requests through the proxy in one window
 findings.executed_load.requests.<proxy>.limit | neither | the proxy's limit per window
@@ -280,7 +280,7 @@ findings.lost_work.thresholds.warn_lost | neither | threshold
 findings.lost_work.thresholds.fail_lost_share | neither | threshold
 findings.lateness.<type>.snapshots | neither | snapshots of the type with a due time
 findings.lateness.<type>.p99_s | lower | p99 lateness, seconds
-findings.lateness.<type>.tail.<part>_s | lower | mean of one part of lateness over the latest 1 %, seconds
+findings.lateness.<type>.tail.<part>_s | lower | one part of the latest 1 %'s lateness, s
 findings.lateness.rebooked | neither | snapshots whose row replaced an earlier one
 findings.lateness.rebook_mean_s | lower | mean time lost to rebooking, seconds
 findings.lateness.thresholds.warn_p99_s | neither | threshold
@@ -321,7 +321,7 @@ findings.rules.no_schedule_before_creation.allowed | neither | allowed exception
 findings.rules.no_schedule_before_creation.clamped_to_now | neither | allowed exceptions
 findings.rules.one_active_per_type.forced_parallel | neither | allowed exceptions
 findings.rules.single_path_processing.redispatched | neither | allowed exceptions
-findings.rules.single_path_processing.unmarked_bulk_overlap | lower | bulk overlaps the store did not mark
+findings.rules.single_path_processing.unmarked_bulk_overlap | lower | unmarked bulk overlaps
 findings.rules.window_cap.exhausted | lower | rows inserted over the cap
 findings.rules.window_cap.over_cap_uncapped | neither | uncapped increments over the cap
 findings.write_path.rows_written | neither | rows written to the database
@@ -509,9 +509,23 @@ def concrete_names() -> tuple[str, ...]:
     return tuple(sorted({n for s in CATALOGUE for n in s.names()}))
 
 
+def _as_pattern(name: str, pattern: str) -> str | None:
+    """``name`` with the parts where ``pattern`` has a wildcard replaced by the pattern's
+    (``lateness.new.p99_s`` as ``latenes.*.p99_s`` reads ``lateness.*.p99_s``)."""
+    parts, wild = name.split("."), pattern.split(".")
+    if len(parts) != len(wild):
+        return None
+    return ".".join(
+        w if any(c in w for c in "*?[") else p for p, w in zip(parts, wild, strict=True)
+    )
+
+
 def closest(name: str, extra: Iterable[str] = (), n: int = 3) -> list[str]:
-    """The declared names (and ``extra`` ones) nearest ``name``, best first."""
+    """The declared names (and ``extra`` ones) nearest ``name``, best first; for a pattern, the
+    patterns nearest it."""
     pool = sorted({*concrete_names(), *extra})
+    if any(ch in name for ch in "*?["):
+        pool = sorted({p for p in (_as_pattern(n, name) for n in pool) if p is not None})
     found = difflib.get_close_matches(name, pool, n=n, cutoff=0.6)
     if not found:  # a long name with one wrong part: compare the parts that differ
         found = difflib.get_close_matches(name, pool, n=n, cutoff=0.4)
