@@ -423,7 +423,7 @@ def _placeholders() -> dict[str, Placeholder]:
         "monitor": Placeholder(_RULE_NAMES),
         "finding": Placeholder(tuple(findings)),
         "proxy": Placeholder(("alicloud_hangzhou", "cf-worker", "native"), open=True),
-        "op": Placeholder(("store.insert",), open=True),
+        "op": Placeholder(("store.due_schedules", "counter.incr"), open=True),
     }
 
 
@@ -524,10 +524,11 @@ def closest(name: str, extra: Iterable[str] = (), n: int = 3) -> list[str]:
     """The declared names (and ``extra`` ones) nearest ``name``, best first; for a pattern, the
     patterns nearest it."""
     pool = sorted({*concrete_names(), *extra})
-    if any(ch in name for ch in "*?["):
+    pattern = any(ch in name for ch in "*?[")
+    if pattern:
         pool = sorted({p for p in (_as_pattern(n, name) for n in pool) if p is not None})
     found = difflib.get_close_matches(name, pool, n=n, cutoff=0.6)
-    if not found:  # a long name with one wrong part: compare the parts that differ
+    if not found and not pattern:  # a long name with one wrong part
         found = difflib.get_close_matches(name, pool, n=n, cutoff=0.4)
     return found
 
