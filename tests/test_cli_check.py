@@ -198,7 +198,8 @@ def test_an_unknown_metric_name_is_refused_before_anything_runs(tmp_path: Path) 
     )  # fmt: skip
     assert r.exit_code == 2, r.output
     [line] = r.output.splitlines()  # one line; the loader says where (the --set)
-    assert line.startswith("error: ") and "--set" in line
+    assert line.startswith("error: ")
+    assert "--set" in line
     assert (
         "expect.latenes.new.p99_s is not a metric any run writes (got 'latenes.new.p99_s'); "
         "did you mean lateness.new.p99_s, lateness.new.p90_s or lateness.new.p50_s?"

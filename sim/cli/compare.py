@@ -132,8 +132,8 @@ def _table(title: str, rows: list[dict[str, str]], columns: list[str]) -> Any:
 
     table = Table(title=title, title_justify="left")
     for col in columns:  # names whole; values wrap at spaces (a sentence), never inside a word
-        justify = "left" if col in ("metric", "change") else "right"
-        table.add_column(col, justify=justify, no_wrap=col in ("metric", "change"))
+        text = col in ("metric", "change")
+        table.add_column(col, justify="left" if text else "right", no_wrap=text)
     for row in rows:
         table.add_row(*(_text(c, row[c]) for c in columns))
     return table

@@ -15,7 +15,7 @@ from rich.console import Console
 
 from sim.cli import cli
 from sim.cli.compare import print_comparison
-from sim.report.compare import compare_runs, delta_of, delta_cells, metric_cell
+from sim.report.compare import compare_runs, delta_cells, delta_of, metric_cell
 from sim.report.numbers import percent, show_number
 
 
