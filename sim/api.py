@@ -105,10 +105,15 @@ def compare(
     out: str | Path | None = None,
 ) -> Comparison:
     """Compare two report directories as ``sim compare`` does; with ``out``, also write
-    ``comparison.csv``/``.json`` and ``overlay.png`` there."""
-    from sim.report.compare import compare_runs, parse_tolerance
+    ``comparison.csv``/``.json`` and ``overlay.png`` there. A tolerance that no run can be
+    judged on (an unknown name) raises ``ValueError`` before anything is written."""
+    from sim.report.compare import compare_runs, parse_tolerance, unknown_tolerances
+    from sim.report.run_files import read_summary
 
     parsed = [parse_tolerance(t) for t in tolerances]
+    unknown = unknown_tolerances(parsed, read_summary(Path(run_a)), read_summary(Path(run_b)))
+    if unknown:
+        raise ValueError("; ".join(unknown))
     return compare_runs(Path(run_a), Path(run_b), parsed, None if out is None else Path(out))
 
 

@@ -29,19 +29,19 @@ def test_conditions() -> None:
 def test_margins_say_how_far_a_gate_is_from_flipping() -> None:
     expect = ExpectSection.model_validate(
         {
-            "a.upper": "<= 1000",
-            "b.lower": "> 50",
-            "c.range": "between 10 and 40",
-            "d.exact": "== 0",
+            "windows.max_reserved": "<= 1000",
+            "snapshots.total": "> 50",
+            "cleanup.deleted": "between 10 and 40",
+            "invariants.window_cap.violations": "== 0",
             "findings.capacity.severity": "<= info",
             "findings.lateness.severity": "<= warn",
         }
     )
     metrics = {
-        "a.upper": 573,
-        "b.lower": 25,
-        "c.range": 20,
-        "d.exact": 0,
+        "windows.max_reserved": 573,
+        "snapshots.total": 25,
+        "cleanup.deleted": 20,
+        "invariants.window_cap.violations": 0,
         "findings.capacity.severity": "warn",
         "findings.capacity.score": 0.9,
         "findings.capacity.score_warn": 0.8,
@@ -49,20 +49,22 @@ def test_margins_say_how_far_a_gate_is_from_flipping() -> None:
         "findings.lateness.severity": "ok",  # a finding without a score: no margin
     }
     margins = {v.metric: v.margin for v in evaluate(expect, metrics)}
-    assert margins["a.upper"] == pytest.approx(math.log(1000 / 573))
-    assert margins["b.lower"] == pytest.approx(math.log(25 / 50))  # < 0: fails
-    assert margins["c.range"] == pytest.approx(math.log(2))  # nearer the upper bound
+    assert margins["windows.max_reserved"] == pytest.approx(math.log(1000 / 573))
+    assert margins["snapshots.total"] == pytest.approx(math.log(25 / 50))  # < 0: fails
+    assert margins["cleanup.deleted"] == pytest.approx(math.log(2))  # nearer the upper bound
     assert margins["findings.capacity.severity"] == pytest.approx(math.log(0.8 / 0.9))
-    assert margins["d.exact"] is None
+    assert margins["invariants.window_cap.violations"] is None
     assert margins["findings.lateness.severity"] is None
 
 
 def test_a_missing_metric_fails_and_says_so() -> None:
-    expect = ExpectSection.model_validate({"no.such_metric": "< 1", "a.b": "== 2"})
-    verdicts = evaluate(expect, {"a.b": 2})
+    expect = ExpectSection.model_validate(
+        {"lateness.archive.p99_s": "< 1", "cleanup.deleted": "== 2"}
+    )
+    verdicts = evaluate(expect, {"cleanup.deleted": 2})  # a short run writes no archive lateness
     assert [(v.metric, v.passed, v.missing) for v in verdicts] == [
-        ("a.b", True, False),
-        ("no.such_metric", False, True),
+        ("cleanup.deleted", True, False),
+        ("lateness.archive.p99_s", False, True),
     ]
 
 
@@ -184,3 +186,53 @@ def test_check_gates_on_a_findings_severity(tmp_path: Path) -> None:
     code, out = check("<= infoo")
     assert code == 2
     assert "expect.findings.ticks.severity must compare with a severity" in out
+
+
+def test_an_unknown_metric_name_is_refused_before_anything_runs(tmp_path: Path) -> None:
+    r = CliRunner().invoke(
+        cli,
+        [
+            "check", str(DATA / "small.toml"), "-q", "--out", str(tmp_path),
+            "--set", 'expect."latenes.new.p99_s"="< 5"',
+        ],
+    )  # fmt: skip
+    assert r.exit_code == 2, r.output
+    [line] = r.output.splitlines()  # one line; the loader says where (the --set)
+    assert line.startswith("error: ")
+    assert "--set" in line
+    assert (
+        "expect.latenes.new.p99_s is not a metric any run writes (got 'latenes.new.p99_s'); "
+        "did you mean lateness.new.p99_s, lateness.new.p90_s or lateness.new.p50_s?"
+    ) in line
+    assert not (tmp_path / "small").exists()  # nothing ran
+
+
+def test_an_unknown_name_in_the_file_names_its_line(tmp_path: Path) -> None:
+    path = tmp_path / "typo.toml"
+    path.write_text(
+        (DATA / "small.toml").read_text()
+        + '"findings.capacty.severity" = "<= info"\n"zzz.qqq" = "< 1"\n'
+    )
+    r = CliRunner().invoke(cli, ["check", str(path), "-q", "--out", str(tmp_path)])
+    assert r.exit_code == 2, r.output
+    line = len((DATA / "small.toml").read_text().splitlines()) + 1
+    assert r.output.splitlines() == [
+        f"error: {path}:{line}: expect.findings.capacty.severity is not a metric any run writes "
+        "(got 'findings.capacty.severity'); did you mean findings.capacity.severity, "
+        "findings.write_path.severity or findings.ticks.severity?",
+        f"error: {path}:{line + 1}: expect.zzz.qqq is not a metric any run writes "
+        "(got 'zzz.qqq'); docs/report.md lists every name under 'Metric names'",
+    ]
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "findings.executed_load.requests.my-proxy.peak",  # proxies are the scenario's
+        "jobs.snapshot#2.snapshotVideo.failed",  # a second deployment
+        "periodic.scheduleCleanup.missed_slots",
+        "findings.staleness.unavailable.under_review",
+    ],
+)
+def test_names_a_run_can_write_are_accepted(name: str) -> None:
+    assert list(ExpectSection.model_validate({name: "< 1"}).root) == [name]

@@ -199,12 +199,13 @@ def out_dir_option(help_text: str) -> Callable[[F], F]:
 
 
 def show_number(value: object, digits: int = 6) -> str:
-    """A metric's value for a terminal table: thousands separated, ``digits`` significant digits
-    for a fraction, "missing" for None; anything else as text."""
+    """A metric's value for a terminal table: numbers by :func:`sim.report.numbers.show_number`
+    (thousands separated, ``digits`` significant digits, no exponent), "missing" for None;
+    anything else as text."""
+    from sim.report.numbers import show_number as for_people
+
     if value is None:
         return "missing"
     if isinstance(value, bool) or not isinstance(value, int | float):
         return str(value)
-    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
-        return f"{int(value):,}"
-    return f"{value:,.{digits}g}" if isinstance(value, float) else f"{value:,}"
+    return for_people(value, digits)

@@ -54,12 +54,27 @@ def compare(
     every tolerance holds (or none is given), 99 when a metric regressed beyond its tolerance,
     2 for a usage error.
     """
-    from sim.report.compare import compare_runs, comparison_json, parse_tolerance
+    from sim.report.compare import (
+        compare_runs,
+        comparison_json,
+        parse_tolerance,
+        unknown_tolerances,
+    )
+    from sim.report.run_files import read_summary
 
     try:
         parsed = [parse_tolerance(t) for t in tolerances]
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
+    try:  # a name no run writes is refused before anything is written
+        unknown = unknown_tolerances(parsed, read_summary(run_a), read_summary(run_b))
+    except (FileNotFoundError, ValueError) as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(EXIT_USAGE)
+    for line in unknown:
+        click.echo(f"error: {line}", err=True)
+    if unknown:
+        sys.exit(EXIT_USAGE)
     out = (
         out_dir or Path("reports") / "compare" / f"{run_a.resolve().name}-vs-{run_b.resolve().name}"
     )
@@ -68,45 +83,107 @@ def compare(
     except (FileNotFoundError, ValueError) as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(EXIT_USAGE)
+    for warning in result.warnings:
+        click.echo(f"warning: {warning}", err=True)
     if as_json:
         doc = comparison_json(result)
         doc["files"] = [str(p) for p in result.files]
         json.dump(doc, sys.stdout, indent=2, sort_keys=True)
         sys.stdout.write("\n")
     else:
-        _print(result, show_all)
+        from rich.console import Console
+
+        console = Console()
+        if not console.is_terminal:  # a log or a pipe: keep metric names whole
+            console = Console(width=160)
+        print_comparison(console, result, show_all)
     if not result.passed:
         sys.exit(EXIT_THRESHOLD)
 
 
-def _print(result: Any, show_all: bool) -> None:
-    from rich.console import Console
+COLUMNS = ("metric", "A", "B", "delta", "delta %", "change")
+DROPPED = ("delta %", "delta")
+"""The columns left out, in this order, when the table would be wider than the terminal; if it
+still is, each metric gets a line of its own above its values."""
+
+
+def _cells(r: Any) -> dict[str, str]:
+    from sim.report.compare import delta_cells, metric_cell
+
+    delta, pct = delta_cells(r)
+    return {
+        "metric": r.metric,
+        "A": metric_cell(r.a),
+        "B": metric_cell(r.b),
+        "delta": delta,
+        "delta %": pct,
+        "change": r.change,
+    }
+
+
+def _text(col: str, value: str) -> Any:
+    from rich.text import Text
+
+    return Text(value, style=_STYLE.get(value, "") if col == "change" else "")
+
+
+def _table(title: str, rows: list[dict[str, str]], columns: list[str]) -> Any:
     from rich.table import Table
 
-    from sim.report.compare import metric_cell
+    table = Table(title=title, title_justify="left")
+    for col in columns:  # names whole; values wrap at spaces (a sentence), never inside a word
+        text = col in ("metric", "change")
+        table.add_column(col, justify="left" if text else "right", no_wrap=text)
+    for row in rows:
+        table.add_row(*(_text(c, row[c]) for c in columns))
+    return table
+
+
+def _fits(console: Any, table: Any) -> bool:
+    from rich.measure import Measurement
+
+    wide = console.options.update_width(1_000_000)  # measured unbounded: rich clamps to this
+    return bool(Measurement.get(console, wide, table).minimum <= console.width)
+
+
+def print_comparison(console: Any, result: Any, show_all: bool) -> None:
+    """The comparison on ``console``: the findings whose severity changed, the metrics that
+    differ (``show_all``: every one) as a table as wide as the console at most, the verdicts,
+    the files. Metric names are never cut: the table drops the delta columns to fit, and when
+    even that is too wide, each metric is a line of its own with its values indented below."""
     from sim.report.findings_term import print_changes
 
-    console = Console()
-    if not console.is_terminal:  # a log or a pipe: keep metric names whole
-        console = Console(width=160)
     print_changes(console, result.findings)
-    rows = result.rows if show_all else result.changed()
-    table = Table(title=f"A = {result.a['dir']}   B = {result.b['dir']}")
-    for col in ("metric", "A", "B", "delta", "delta %", "change"):
-        table.add_column(col, justify="left" if col in ("metric", "change") else "right")
-    for r in rows:
-        pct = "" if r.pct is None else f"{r.pct:+,.2f}%"
-        delta = "" if r.delta is None else f"{r.delta:+,.6g}"
-        style = _STYLE.get(r.change, "")
-        change = f"[{style}]{r.change}[/]" if style else r.change
-        table.add_row(r.metric, metric_cell(r.a), metric_cell(r.b), delta, pct, change)
-    console.print(table)
+    rows = [_cells(r) for r in (result.rows if show_all else result.changed())]
+    title = f"A = {result.a['dir']}   B = {result.b['dir']}"
+    columns = list(COLUMNS)
+    table = _table(title, rows, columns)
+    for col in DROPPED:
+        if _fits(console, table):
+            break
+        columns.remove(col)
+        table = _table(title, rows, columns)
+    if _fits(console, table):
+        console.print(table)
+    else:
+        console.print(title, markup=False)
+        for row in rows:
+            console.print(row["metric"], markup=False, soft_wrap=True)
+            values = [f"A {row['A'] or '-'}", f"B {row['B'] or '-'}"]
+            values += [f"delta {row['delta']}"] * bool(row["delta"])
+            values += [f"({row['delta %']})"] * bool(row["delta %"])
+            line = _text("", "    " + "   ".join(values) + "   ")
+            line.append_text(_text("change", row["change"]))
+            console.print(line)
     same = len(result.rows) - len(result.changed())
-    click.echo(f"{len(result.rows)} metrics: {len(result.changed())} differ, {same} the same")
+    console.print(
+        f"{len(result.rows)} metrics: {len(result.changed())} differ, {same} the same",
+        markup=False,
+    )
     for v in result.verdicts:
         mark = "pass" if v.passed else "FAIL"
-        click.echo(f"{mark}  {v.tolerance}: {v.metric}: {v.reason}")
+        console.print(f"{mark}  {v.tolerance}: {v.metric}: {v.reason}", markup=False)
     for p in result.files:
-        click.echo(f"wrote {p}")
+        console.print(f"wrote {p}", markup=False, soft_wrap=True)
     for note in result.notes:
         click.echo(f"note: {note}", err=True)

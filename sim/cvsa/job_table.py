@@ -64,6 +64,10 @@ def periodic_periods_ms(params: Params) -> dict[str, Ms]:
 
 PERIODIC_JOBS: Final = tuple(periodic_periods_ms(Params()))
 """The periodic jobs' names (BullMQ job-scheduler ids and ``scheduled_job`` keys alike)."""
+WORKER_JOBS: Final = ("snapshotVideo", "bulkSnapshotVideo")
+"""The snapshot workers' job names: the single path (reference §9) and the bulk path (§10)."""
+SNAPSHOT_QUEUE: Final = "snapshot"
+"""The queue the workers' jobs wait on (a second deployment's is ``snapshot#2``)."""
 
 
 @dataclass(frozen=True)

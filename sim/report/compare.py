@@ -7,13 +7,16 @@ in the metric's unit (``2``), optionally signed:
 
 * ``+5%``: an increase of more than 5 % fails;
 * ``-5%``: a decrease of more than 5 % fails;
-* ``5%``: a move in the metric's bad direction (:data:`BAD_DIRECTION`) fails; a metric with no
-  known bad direction fails on a move either way;
+* ``5%``: a move in the metric's bad direction (the opposite of its good direction in
+  :mod:`sim.metrics.catalogue`) fails; a metric with none (a count of work) fails on a move
+  either way;
 * ``+-5%`` (or ``±5%``): a move either way fails.
 
 A relative tolerance on a metric that was 0 in run A fails on any move in the bad direction.
-A named metric missing from either run fails. A pattern judges the numeric metrics present in
-both runs (those in one run only are listed, not judged) and fails when it matches none.
+A name or pattern that no run can write is refused before anything is compared
+(:func:`unknown_tolerances`). A named metric missing from either run fails. A pattern judges
+the numeric metrics present in both runs (those in one run only are listed, not judged) and
+fails when it matches none.
 
 The comparison is read from the two runs' files (``summary.json``, ``manifest.json``) and, with an
 output directory, written as ``comparison.csv`` and ``comparison.json``, beside the overlay plot of
@@ -32,44 +35,25 @@ from typing import Any, Literal
 
 import numpy as np
 
+from sim.metrics.catalogue import Good, good_direction, unknown_metric
+from sim.metrics.findings import Severity
 from sim.report.findings_view import SeverityChange, changes_lines, severity_changes
+from sim.report.numbers import percent, show_number
 from sim.report.overlay import draw_overlay
+from sim.report.run_differences import run_differences, scenario_of
 from sim.report.run_files import read_manifest, read_summary
 from sim.report.tables import Table, to_csv, write_atomic
 
 Direction = Literal["up", "down", "both"]
-BAD_DIRECTION: list[tuple[str, Direction]] = [
-    ("*.violations", "up"),
-    ("invariants.*.undecided", "up"),
-    ("lateness.*", "up"),
-    ("jobs.*.wait_s.*", "up"),
-    ("jobs.*.failed", "up"),
-    ("cleanup.deleted*", "up"),
-    ("upstream.*", "up"),
-    ("dispatch.skipped.*", "up"),
-    ("locks.*.released_other", "up"),
-    ("periodic.*.missed_slots", "up"),
-    ("snapshots.duplicates", "up"),
-    ("windows.max_*", "up"),
-    ("windows.probes.*", "up"),
-    ("windows.placement.fallback", "up"),
-    ("windows.placement.exhausted", "up"),
-    ("queries.*", "up"),
-    ("milestones.capture_latency.*", "up"),
-    ("milestones.bracket_width.*", "up"),
-    ("milestones.captured", "down"),
-]
-"""The direction in which a metric gets worse, by the first matching pattern; metrics not listed
-(counts of work done, such as ``snapshots.total``) have none: a change is neither good nor bad."""
+_BAD: dict[Good, Direction] = {Good.LOWER: "up", Good.HIGHER: "down"}
 _LIMIT = re.compile(r"(\+-|±|\+|-)?\s*(\d+(?:\.\d*)?|\.\d+)\s*(%?)")
 
 
 def bad_direction(metric: str) -> Direction | None:
-    """The direction in which ``metric`` gets worse, if it has one."""
-    for pattern, direction in BAD_DIRECTION:
-        if fnmatch.fnmatchcase(metric, pattern):
-            return direction
-    return None
+    """The direction in which ``metric`` gets worse, if it has one: the opposite of its good
+    direction in :mod:`sim.metrics.catalogue` (none for counts of work and settings)."""
+    good = good_direction(metric)
+    return None if good is None else _BAD.get(good)
 
 
 @dataclass(frozen=True)
@@ -134,15 +118,29 @@ def delta_of(metric: str, a: Any, b: Any, *, in_a: bool = True, in_b: bool = Tru
         return MetricDelta(metric, None, b, None, None, "added")
     x, y = _number(a), _number(b)
     if x is None or y is None:
-        return MetricDelta(metric, a, b, None, None, "same" if a == b else "differs")
+        x, y = _rank(a), _rank(b)  # a finding's severity moves by rank, ok < info < warn < fail
+        if x is None or y is None or x == y:
+            return MetricDelta(metric, a, b, None, None, "same" if a == b else "differs")
+        return MetricDelta(metric, a, b, None, None, _label(metric, y - x))
     d = y - x
     pct = d / abs(x) * 100 if x else None
+    return MetricDelta(
+        metric, a, b, round(d, 9), None if pct is None else round(pct, 6), _label(metric, d)
+    )
+
+
+def _label(metric: str, d: float) -> str:
+    """``better``/``worse`` for a metric with a good direction, ``changed`` for one without."""
     if d == 0:
-        change = "same"
-    else:
-        bad = bad_direction(metric)
-        change = "changed" if bad is None else ("worse" if (d > 0) == (bad == "up") else "better")
-    return MetricDelta(metric, a, b, round(d, 9), None if pct is None else round(pct, 6), change)
+        return "same"
+    bad = bad_direction(metric)
+    return "changed" if bad is None else ("worse" if (d > 0) == (bad == "up") else "better")
+
+
+def _rank(value: Any) -> float | None:
+    if isinstance(value, str) and value in {s.value for s in Severity}:
+        return float(Severity(value).rank)
+    return None
 
 
 @dataclass(frozen=True)
@@ -201,17 +199,35 @@ def check(tol: Tolerance, a: dict[str, Any], b: dict[str, Any]) -> list[Verdict]
     return out
 
 
-def metric_cell(value: Any) -> str:
-    """A metric value in a comparison table (the terminal's and the saved one): blank when
-    absent, numbers grouped, lists and tables as JSON cut to 40 characters."""
-    from sim.report.findings_view import show
+CELL_CHARS = 30
+"""The most characters of a text value a comparison table shows (a sentence is cut with "…";
+lists and tables say how many items they hold)."""
 
-    text = show(value)
-    return text if isinstance(value, str) else text[:40]
+
+def metric_cell(value: Any) -> str:
+    """A metric value in the terminal's comparison table: blank when absent, numbers for people
+    (:mod:`sim.report.numbers`), lists and tables by size, text cut to :data:`CELL_CHARS`."""
+    if value is None:
+        return ""
+    if isinstance(value, bool | int | float):
+        return show_number(value)
+    if isinstance(value, list):
+        return f"{len(value)} item{'s' if len(value) != 1 else ''}"
+    if isinstance(value, dict):
+        return f"table of {len(value)}"
+    text = str(value)
+    return text if len(text) <= CELL_CHARS else text[: CELL_CHARS - 1] + "…"
+
+
+def delta_cells(row: MetricDelta) -> tuple[str, str]:
+    """The delta and the delta in percent of a row, signed, for people (blank when none)."""
+    delta = "" if row.delta is None else show_number(row.delta, signed=True)
+    pct = "" if row.pct is None else percent(row.pct)
+    return delta, pct
 
 
 def _show(x: float) -> str:
-    return "from 0" if math.isinf(x) else f"{x:,.4g}"
+    return "from 0" if math.isinf(x) else show_number(x, 4)
 
 
 @dataclass
@@ -229,6 +245,9 @@ class Comparison:
     findings: list[SeverityChange] = field(default_factory=list)
     """The findings whose severity changed from A to B, worse first (what a comparison opens
     with)."""
+    warnings: list[str] = field(default_factory=list)
+    """How the runs differ besides their metrics (scenario, settings, duration, seed,
+    completeness; :func:`run_differences`): said before the table."""
 
     @property
     def passed(self) -> bool:
@@ -247,11 +266,10 @@ class Comparison:
         ]
         cells = [("metric", "A", "B", "delta", "delta %", "change")]
         for r in rows:
-            pct = "" if r.pct is None else f"{r.pct:+,.2f}%"
-            delta = "" if r.delta is None else f"{r.delta:+,.6g}"
-            cells.append((r.metric, metric_cell(r.a), metric_cell(r.b), delta, pct, r.change))
+            cells.append((r.metric, metric_cell(r.a), metric_cell(r.b), *delta_cells(r), r.change))
         widths = [max(len(c[i]) for c in cells) for i in range(6)]
-        lines = [*changes_lines(self.findings), ""]
+        lines = [f"warning: {w}" for w in self.warnings]
+        lines += [*changes_lines(self.findings), ""]
         lines += [
             "  ".join(
                 c.ljust(w) if i in (0, 5) else c.rjust(w)
@@ -284,7 +302,22 @@ class Comparison:
             "metrics": [asdict(r) for r in self.rows],
             "files": [str(p) for p in self.files],
             "notes": list(self.notes),
+            "warnings": list(self.warnings),
         }
+
+
+def unknown_tolerances(
+    tolerances: list[Tolerance], a: dict[str, Any], b: dict[str, Any]
+) -> list[str]:
+    """A line per tolerance whose name or pattern no run can write (by the catalogue, or in
+    either run): ``--tolerance 'x=5%': no run writes a metric named x; did you mean ...?``."""
+    known = set(a) | set(b)
+    out = []
+    for tol in tolerances:
+        why = unknown_metric(tol.pattern, known)
+        if why is not None:
+            out.append(f"--tolerance {tol.text!r}: {why}")
+    return out
 
 
 def _run_facts(run_dir: Path, manifest: dict[str, Any]) -> dict[str, Any]:
@@ -302,9 +335,12 @@ def compare_runs(
         delta_of(n, a.get(n), b.get(n), in_a=n in a, in_b=n in b) for n in sorted(set(a) | set(b))
     ]
     verdicts = [v for tol in tolerances for v in check(tol, a, b)]
-    facts_a = _run_facts(a_dir, read_manifest(a_dir))
-    facts_b = _run_facts(b_dir, read_manifest(b_dir))
+    manifest_a, manifest_b = read_manifest(a_dir), read_manifest(b_dir)
+    facts_a, facts_b = _run_facts(a_dir, manifest_a), _run_facts(b_dir, manifest_b)
     result = Comparison(facts_a, facts_b, rows, verdicts, [], findings=severity_changes(a, b))
+    result.warnings = run_differences(
+        (manifest_a, scenario_of(a_dir)), (manifest_b, scenario_of(b_dir))
+    )
     if out_dir is not None:
         result.files = write_comparison(result, a_dir, b_dir, out_dir)
     return result

@@ -14,6 +14,7 @@ import numpy as np
 import numpy.typing as npt
 
 from sim.report import capacity_plot, periodic_series, why_late, write_series
+from sim.report.milestones_plot import milestones
 from sim.report.plots import (
     COLOURS,
     F8,
@@ -40,7 +41,6 @@ from sim.report.tables import Table
 from sim.units import DAY_MS, HOUR_MS, MINUTE_MS, WINDOW_MS
 
 if TYPE_CHECKING:
-    from matplotlib.axes import Axes
     from matplotlib.colors import Colormap, Normalize
     from matplotlib.figure import Figure
 
@@ -324,58 +324,6 @@ def cleanup(tables: dict[str, Table], ctx: PlotContext) -> Figure:
     ax.set_ylim(bottom=0, top=max(float(base.max(initial=0)) * 1.15, 1))
     count_axis(ax)
     time_axis(ax, ctx)
-    return fig
-
-
-def _ecdf(ax: Axes, groups: list[tuple[str, F8, str]], what: str) -> None:
-    """One ECDF per ``(label, samples, colour)`` on a log axis; percentiles in the legend."""
-    drawn = 0
-    for label, values, colour in groups:
-        v = np.sort(values[~np.isnan(values)])
-        if not len(v):
-            continue
-        shown = np.maximum(v, 1e-3)  # 1 ms floor for the log axis
-        frac = np.arange(1, len(v) + 1) / len(v)
-        p50, p90, p99 = np.percentile(v, [50, 90, 99], method="linear").tolist()
-        text = f"{label} ({len(v):,}): p50 {seconds_label(p50)}, p90 {seconds_label(p90)}, "
-        text += f"p99 {seconds_label(p99)}"
-        ax.step(
-            np.r_[shown[0], shown], np.r_[0, frac], where="post", color=colour, lw=1.6, label=text
-        )
-        drawn += 1
-    if not drawn:
-        empty_note(ax, f"no {what}")
-        return
-    ax.set_xscale("log")
-    ax.set_ylim(0, 1.02)
-    ax.xaxis.set_major_formatter(lambda x, _pos: seconds_label(x))
-    ax.set_ylabel("fraction of the captured crossings")
-    legend(ax, loc="lower right")
-
-
-def milestones(tables: dict[str, Table], ctx: PlotContext) -> Figure:
-    import matplotlib.pyplot as plt
-
-    m = tables["milestones"]
-    latency, bracket = m.floats("latency_s"), m.floats("bracket_s")
-    song = m.ints("song") == 1
-    got = ~np.isnan(latency)
-    parts = [
-        f"{who}: {int(np.count_nonzero(got & sel)):,} of {int(np.count_nonzero(sel)):,} captured"
-        for who, sel in (("songs", song), ("other videos", ~song))
-    ]
-    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.4), layout="constrained")
-    fig.suptitle(
-        ctx.title(f"milestone crossings against ground truth ({'; '.join(parts)})"),
-        fontweight="bold",
-    )
-    groups = [("songs", song, COLOURS["milestone"]), ("other videos", ~song, "#555555")]
-    _ecdf(left, [(g, latency[sel], c) for g, sel, c in groups], "captured crossings")
-    left.set_title("capture latency: first snapshot >= milestone - crossing", fontweight="normal")
-    left.set_xlabel("capture latency (log scale)")
-    _ecdf(right, [(g, bracket[sel], c) for g, sel, c in groups], "brackets (no snapshot below)")
-    right.set_title("bracket width: capturing snapshot - last one below", fontweight="normal")
-    right.set_xlabel("bracket width (log scale)")
     return fig
 
 

@@ -1,6 +1,7 @@
 """``[expect]``: thresholds on a run's metrics, for ``sim check`` (k6 thresholds, anchors.md C).
 
-Each key is a metric name from ``summary.json`` (quoted, since names contain dots), each value a
+Each key is a metric name from ``summary.json`` (quoted, since names contain dots; a name no run
+writes, by :mod:`sim.metrics.catalogue`, fails at load with the closest names), each value a
 condition::
 
     [expect]
@@ -27,6 +28,7 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, RootModel
 
+from sim.metrics.catalogue import hint, specs_for
 from sim.metrics.findings.verdicts import Severity
 
 _OPS: dict[str, Callable[[float, float], bool]] = {
@@ -46,7 +48,7 @@ _BETWEEN_WORDS = re.compile(rf"\s*between\s+({_WORD})\s+and\s+({_WORD})\s*", re.
 _WORDS = [s.value for s in Severity]
 SEVERITY_WORDS = ", ".join(_WORDS[:-1]) + " or " + _WORDS[-1]
 """``ok, info, warn or fail``: the words a severity condition accepts, best first."""
-_NAME = re.compile(r"[A-Za-z0-9_]+(\.[A-Za-z0-9_-]+)+")
+_NAME = re.compile(r"[A-Za-z0-9_]+(\.[A-Za-z0-9_#-]+)+")
 
 
 @dataclass(frozen=True)
@@ -118,6 +120,8 @@ def parse_condition(text: str) -> Condition:
 def _check_name(name: str) -> str:
     if not _NAME.fullmatch(name):
         raise ValueError("is not a metric name such as 'lateness.milestone.p99_s'")
+    if not specs_for(name):  # a typo would otherwise run the whole scenario, then fail "missing"
+        raise ValueError(f"is not a metric any run writes (got {name!r}){hint(name)}")
     return name
 
 

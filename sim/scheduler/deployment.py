@@ -18,7 +18,7 @@ from functools import partial
 from typing import Any, Protocol, cast
 
 from sim.cvsa.delivery import retry_transitions
-from sim.cvsa.job_table import JobSpec, periodic_periods_ms, zone
+from sim.cvsa.job_table import SNAPSHOT_QUEUE, WORKER_JOBS, JobSpec, periodic_periods_ms, zone
 from sim.cvsa.params import Params
 from sim.cvsa.profile import Switches, resolve
 from sim.cvsa.retry import Backoff
@@ -147,7 +147,7 @@ class CvsaModel:
             switches=self.switches,
             params=self.params,
             streams=streams,
-            queue=Queue(engine, "snapshot", cfg.snapshot_concurrency),
+            queue=Queue(engine, SNAPSHOT_QUEUE, cfg.snapshot_concurrency),
             emit=Emitters.bind(engine),
             timezone_ms=scenario.timezone,
             backoff=Backoff(
@@ -288,11 +288,11 @@ class CvsaModel:
         """Register one deployment's jobs on ``ctx.queue``: the snapshot workers and the
         periodic jobs, metered, named with ``suffix`` (a second deployment's are ``#2``)."""
         ctx.snapshot_video = self._consumer(
-            ctx, self._metered("snapshotVideo" + suffix, partial(workers.snapshot_video, ctx))
+            ctx, self._metered(WORKER_JOBS[0] + suffix, partial(workers.snapshot_video, ctx))
         )
         ctx.bulk_snapshot_video = self._consumer(
             ctx,
-            self._metered("bulkSnapshotVideo" + suffix, partial(workers.bulk_snapshot_video, ctx)),
+            self._metered(WORKER_JOBS[1] + suffix, partial(workers.bulk_snapshot_video, ctx)),
         )
         if self.jobs is not None:
             return Instance(ctx, [], self._table_executor(ctx, suffix))
@@ -346,7 +346,9 @@ class CvsaModel:
     def _start_instance(self, suffix: str) -> Instance:
         """A second scheduler deployment on the same database, Redis hash and upstream."""
         ctx = self.ctx
-        queue = Queue(ctx.engine, "snapshot" + suffix, self.scenario.scheduler.snapshot_concurrency)
+        queue = Queue(
+            ctx.engine, SNAPSHOT_QUEUE + suffix, self.scenario.scheduler.snapshot_concurrency
+        )
         other = dataclasses.replace(ctx, queue=queue, eta_memo={})
         self._deliver(other)
         return self._wire(other, suffix)
