@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from sim.cli.exits import EXIT_THRESHOLD, EXIT_USAGE
+from sim.cli.outputs import ensure_out_dir
 
 _STYLE = {"worse": "bold red", "better": "green", "changed": "yellow", "added": "cyan"}
 
@@ -75,8 +76,10 @@ def compare(
         click.echo(f"error: {line}", err=True)
     if unknown:
         sys.exit(EXIT_USAGE)
-    out = (
-        out_dir or Path("reports") / "compare" / f"{run_a.resolve().name}-vs-{run_b.resolve().name}"
+    out = ensure_out_dir(
+        out_dir
+        or Path("reports") / "compare" / f"{run_a.resolve().name}-vs-{run_b.resolve().name}",
+        default=out_dir is None,
     )
     try:
         result = compare_runs(run_a, run_b, parsed, out)

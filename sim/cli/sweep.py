@@ -121,6 +121,7 @@ def run_sweep(
     ``--set`` is one override, commas and all)."""
     from rich.console import Console
 
+    from sim.metrics.catalogue import unknown_metric
     from sim.report.sweep import run_dir, tabulate, write_sweep
     from sim.report.sweep_plot import draw_sweep
     from sim.runner import RunOptions, run_in_processes, run_on_dask
@@ -131,6 +132,9 @@ def run_sweep(
         axes, fixed = parse_sets(sets) if grid_sets else ([], list(sets))
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
+    unknown = [why for m in metrics if (why := unknown_metric(m)) is not None]
+    if unknown:  # before anything runs: a sweep is minutes of work
+        raise click.BadParameter("; ".join(unknown), param_hint="'--metric'")
     points = grid(axes)
     each: list[int | None] = list(seeds) if seeds is not None else [seed]
     # Every run is validated up front: no half-run sweep over a typo.

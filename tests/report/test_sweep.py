@@ -12,6 +12,7 @@ from click.testing import CliRunner
 from sim.cli import cli
 from sim.report.sweep import select_metrics
 from sim.scenario.grid import Axis, grid, parse_seeds, parse_sets, point_label, split_values
+from tests.conftest import DATA
 from tests.report.conftest import SCENARIO, sim
 
 
@@ -155,3 +156,17 @@ def test_run_seeds_refuses_what_it_cannot_do(args: list[str], message: str) -> N
     result = CliRunner().invoke(cli, ["run", str(SCENARIO), *args])
     assert result.exit_code == 2
     assert message in result.output
+
+
+def test_a_metric_no_run_writes_is_refused_before_the_sweep_runs(tmp_path: Path) -> None:
+    result = CliRunner().invoke(
+        cli,
+        ["sweep", str(DATA / "small.toml"), "--set", "design.window_cap=1000,2000",
+         "--metric", "latenes.new.p99_s", "--out", str(tmp_path / "s")],
+    )  # fmt: skip
+    assert result.exit_code == 2
+    assert (
+        "Invalid value for '--metric': no run writes a metric named latenes.new.p99_s; did you "
+        "mean lateness.new.p99_s, lateness.new.p90_s or lateness.new.p50_s?"
+    ) in result.output
+    assert not (tmp_path / "s").exists()
