@@ -80,7 +80,10 @@ def scenario_options(fn: F) -> F:
 
 
 def load_or_exit(path: Path, overrides: Sequence[str], seed: int | None) -> Scenario:
-    """Load and validate, or print every problem and exit with status 2."""
+    """Load and validate, or print every problem and exit with status 2. A scenario that
+    would need more memory than the machine has is refused here, before anything is built
+    (sim.scenario.footprint)."""
+    from sim.scenario.footprint import memory_problem
     from sim.world.pinned import pin_problems
 
     try:
@@ -88,6 +91,9 @@ def load_or_exit(path: Path, overrides: Sequence[str], seed: int | None) -> Scen
         problems = pin_problems(scenario)  # needs the traffic clock, so not a model rule
         if problems:
             raise ScenarioError([f"{path}: {p}" for p in problems])
+        too_big = memory_problem(scenario, str(path))
+        if too_big:
+            raise ScenarioError([too_big])
     except ScenarioError as exc:
         for problem in exc.problems:
             click.echo(f"error: {problem}", err=True)
