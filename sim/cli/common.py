@@ -22,7 +22,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 MAX_SEED = 2**63 - 1
 
 
-class SeedType(click.ParamType):
+class SeedType(click.types.IntParamType):
     """``--seed``: a whole number a scenario's ``seed`` accepts, checked where it is typed, so
     that a bad one is blamed on the flag and not on the file's ``seed`` line."""
 

@@ -61,14 +61,9 @@ def estimate(scenario: Scenario) -> Footprint:
 
 
 def available_bytes() -> int | None:
-    """Memory the machine can give a new run now: psutil's ``available`` when installed, else
-    ``MemAvailable`` of ``/proc/meminfo``, else free physical pages; None when none says."""
-    try:
-        import psutil
-    except ImportError:
-        pass
-    else:
-        return int(psutil.virtual_memory().available)
+    """Memory the machine can give a new run now: ``MemAvailable`` of ``/proc/meminfo`` (free
+    plus what the kernel can reclaim, as ``free`` shows), else free physical pages; None when
+    neither says (the check is then skipped)."""
     try:
         for line in Path("/proc/meminfo").read_text().splitlines():
             if line.startswith("MemAvailable:"):

@@ -174,7 +174,7 @@ def tags_at(loc: tuple[Any, ...], discriminator: str) -> list[str]:
     field = Scenario.model_fields.get(str(loc[0])) if loc else None
     if field is None:
         return []
-    tags = []
+    tags: list[str] = []
     for member in _members(field.annotation):
         if isinstance(member, type) and issubclass(member, BaseModel):
             tag_field = member.model_fields.get(discriminator)
