@@ -102,12 +102,20 @@ def test_a_seed_too_large_is_blamed_on_the_flag() -> None:
     assert "baseline.toml" not in result.stderr
 
 
-def test_a_seed_that_is_not_a_number_says_so() -> None:
-    result = sim("check", BASELINE, "--seed", "abc")
+@pytest.mark.parametrize("seed", ["abc", "_1", "-3", "1.5", "٣"])
+def test_a_seed_that_is_not_a_number_says_so(seed: str) -> None:
+    result = sim("check", BASELINE, "--seed", seed)
     assert result.exit_code == 2
-    assert "Error: Invalid value for '--seed': 'abc' is not a whole number from 0 to 2^63-1" in (
-        result.stderr
+    assert (
+        f"Error: Invalid value for '--seed': {seed!r} is not a whole number from 0 to 2^63-1"
+        in (result.stderr)
     )
+
+
+def test_a_seed_may_be_written_with_underscores() -> None:
+    from sim.cli.common import SEED
+
+    assert SEED.convert("1_000", None, None) == 1000
 
 
 def test_the_loader_blames_a_seed_it_was_given_on_the_flag() -> None:

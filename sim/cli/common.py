@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -31,7 +32,7 @@ class SeedType(click.types.IntParamType):
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
         if isinstance(value, int) and not isinstance(value, bool):
             number = value
-        elif isinstance(value, str) and value.strip().replace("_", "").isdecimal():
+        elif isinstance(value, str) and re.fullmatch(r"[0-9]+(?:_[0-9]+)*", value.strip()):
             number = int(value.strip())
         else:
             self.fail(f"{value!r} is not a whole number from 0 to 2^63-1", param, ctx)
@@ -88,12 +89,12 @@ def load_or_exit(path: Path, overrides: Sequence[str], seed: int | None) -> Scen
 
     try:
         scenario = load_scenario(path, overrides=overrides, seed=seed)
-        problems = pin_problems(scenario)  # needs the traffic clock, so not a model rule
-        if problems:
-            raise ScenarioError([f"{path}: {p}" for p in problems])
         too_big = memory_problem(scenario, str(path))
         if too_big:
             raise ScenarioError([too_big])
+        problems = pin_problems(scenario)  # needs the traffic clock, so not a model rule
+        if problems:
+            raise ScenarioError([f"{path}: {p}" for p in problems])
     except ScenarioError as exc:
         for problem in exc.problems:
             click.echo(f"error: {problem}", err=True)
