@@ -11,6 +11,7 @@ converted here, once, at load time.
 
 from __future__ import annotations
 
+import math
 import re
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Final
@@ -51,10 +52,10 @@ def parse_duration_ms(text: str | int | float) -> Ms:
     if isinstance(text, int | float):
         if text < 0:
             raise DurationError(f"a duration cannot be negative (got {text!r})")
-        return round(text * SECOND_MS)
+        return _whole_ms(text * SECOND_MS, text)
     s = text.strip()
     if _BARE.fullmatch(s):
-        return round(float(s) * SECOND_MS)
+        return _whole_ms(float(s) * SECOND_MS, text)
     pos, total = 0, 0.0
     for m in _PART.finditer(s):
         if m.start() != pos:
@@ -65,7 +66,14 @@ def parse_duration_ms(text: str | int | float) -> Ms:
         raise DurationError(
             f"expected a duration such as '90s', '5m', '1.2h', '7d' or '1h30m' (got {text!r})"
         )
-    return round(total)
+    return _whole_ms(total, text)
+
+
+def _whole_ms(ms: float, text: str | int | float) -> Ms:
+    # nan and inf (a TOML float, or a string of 400 digits) have no whole number of ms.
+    if not math.isfinite(ms):
+        raise DurationError(f"must be finite (got {text!r})")
+    return round(ms)
 
 
 def format_duration_ms(ms: Ms) -> str:

@@ -76,6 +76,30 @@ class BackendSpec:
         return self.store == "memory" and self.counter == "memory"
 
 
+STORE_CHOICES = "memory, reference, sqlite:PATH or postgresql://USER@HOST:PORT/DB"
+COUNTER_CHOICES = "memory, reference, fakeredis or redis://HOST:PORT/DB"
+
+
+def store_problem(store: str) -> str | None:
+    """Why ``store`` names no store (an unknown scheme, an empty path), or None."""
+    schemes = ("sqlite:", "postgresql://", "postgres://")
+    if store in ("memory", "reference") or any(
+        store.startswith(s) and len(store) > len(s) for s in schemes
+    ):
+        return None
+    return f"unknown store {store!r}: use {STORE_CHOICES}"
+
+
+def counter_problem(counter: str) -> str | None:
+    """Why ``counter`` names no window counter, or None."""
+    schemes = ("redis://", "rediss://", "unix://")
+    if counter in ("memory", "reference", "fakeredis") or any(
+        counter.startswith(s) and len(counter) > len(s) for s in schemes
+    ):
+        return None
+    return f"unknown counter {counter!r}: use {COUNTER_CHOICES}"
+
+
 def make_store(spec: BackendSpec, *, real_clock: bool = False) -> Store:
     """The schedule-and-snapshot store named by ``spec.store`` (not yet connected). SQLite is
     driven by stdlib sqlite3 inline under the virtual clock and by aiosqlite on the real clock
@@ -96,9 +120,7 @@ def make_store(spec: BackendSpec, *, real_clock: bool = False) -> Store:
         from sim.backends.postgres import PostgresStore
 
         return PostgresStore(s, schema=spec.schema, reset=spec.reset)
-    raise BackendError(
-        f"unknown store {s!r}: use memory, reference, sqlite:PATH or postgresql://USER@HOST:PORT/DB"
-    )
+    raise BackendError(store_problem(s) or f"unknown store {s!r}")
 
 
 def make_counter(spec: BackendSpec) -> Counter:
@@ -114,9 +136,7 @@ def make_counter(spec: BackendSpec) -> Counter:
         return RedisWindowCounter(
             c, key_prefix=spec.key_prefix, reservation=spec.reservation, reset=spec.reset
         )
-    raise BackendError(
-        f"unknown counter {c!r}: use memory, reference, fakeredis or redis://HOST:PORT/DB"
-    )
+    raise BackendError(counter_problem(c) or f"unknown counter {c!r}")
 
 
 def make_marks(counter: Counter) -> MessageMarks:
@@ -237,6 +257,7 @@ __all__ = [
     "ReferenceStore",
     "ReferenceWindowCounter",
     "Store",
+    "counter_problem",
     "make_backends",
     "make_counter",
     "make_job_table",
@@ -244,4 +265,5 @@ __all__ = [
     "make_store",
     "open_backends",
     "redact",
+    "store_problem",
 ]

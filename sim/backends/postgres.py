@@ -69,6 +69,40 @@ def start_hint(url: str) -> str:
     )
 
 
+def server_answer(reason: str) -> str | None:
+    """What the server answered, from a failed connection's message (libpq puts the server's
+    ``FATAL:`` after the address), or None when no server answered (refused, timed out)."""
+    m = re.search(r"\b(?:FATAL|ERROR):\s+(.*)", reason)
+    if m:
+        return m.group(1).strip()
+    if "no password supplied" in reason:  # the server asked for one
+        return "a password is required"
+    return None
+
+
+def refusal_hint(answer: str, url: str) -> str:
+    """What to do about the server's ``answer``: create what is missing, or fix the URL."""
+    try:
+        parts = urlsplit(url)
+        user, db = parts.username or "USER", parts.path.lstrip("/") or "DB"
+    except ValueError:
+        user, db = "USER", "DB"
+    if re.search(r'role ".*" does not exist', answer):
+        return (
+            f"create the role (`createuser {user}`, or CREATE ROLE {user} LOGIN as a superuser) "
+            "or name an existing one in the URL"
+        )
+    if re.search(r'database ".*" does not exist', answer):
+        return f"create it (`createdb -O {user} {db}`) or name an existing database in the URL"
+    if "password" in answer:
+        return "give the right password in the URL (postgresql://USER:PASSWORD@HOST:PORT/DB)"
+    if "pg_hba.conf" in answer:
+        return "allow this host, user and database in the server's pg_hba.conf, or use another"
+    if "permission denied" in answer:
+        return f"grant {user} CONNECT on the database (GRANT CONNECT ON DATABASE {db} TO {user})"
+    return "fix the URL, or the server's settings"
+
+
 def to_format_style(statement: str) -> str:
     """A statement in sqlite3's "qmark" parameter style rewritten in psycopg's "format" style:
     each ``?`` parameter marker becomes ``%s``, and a literal ``%`` (the modulo operator) is
@@ -137,6 +171,12 @@ class PostgresStore(SqlJobTable):
                 await self.close()
             if isinstance(exc, psycopg.OperationalError):
                 reason = " ".join(str(exc).split()) or type(exc).__name__
+                answer = server_answer(reason)
+                if answer is not None:  # reachable: the server said no, starting it won't help
+                    raise BackendError(
+                        f"PostgreSQL at {self.url} refused the connection: {answer}; "
+                        f"{refusal_hint(answer, self.spec)}"
+                    ) from None
                 raise BackendError(
                     f"PostgreSQL is not reachable at {self.url} ({reason}); {start_hint(self.spec)}"
                 ) from None

@@ -58,8 +58,8 @@ import fakeredis
 import redis.asyncio as aioredis
 import trio
 import trio_asyncio
+from redis.exceptions import AuthenticationError, NoPermissionError, RedisError
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from sim.backends.errors import BackendError, redact
@@ -225,6 +225,13 @@ class RedisWindowCounter:
                 await self.close()
             if isinstance(exc, BackendError):
                 raise exc from None
+            if isinstance(exc, AuthenticationError | NoPermissionError):
+                # Reachable: the server refused the user or password; starting one won't help.
+                reason = " ".join(str(exc).split()).rstrip(".") or type(exc).__name__
+                raise BackendError(
+                    f"Redis at {self.url} refused the credentials: {reason}; give the right "
+                    "user and password in the URL (redis://USER:PASSWORD@HOST:PORT/DB)"
+                ) from None
             if isinstance(exc, RedisConnectionError | RedisTimeoutError | OSError):
                 reason = " ".join(str(exc).split()) or type(exc).__name__
                 raise BackendError(
@@ -232,8 +239,14 @@ class RedisWindowCounter:
                 ) from None
             if isinstance(exc, RedisError):
                 reason = " ".join(str(exc).split()) or type(exc).__name__
+                hint = (
+                    "; name a database the server has in the URL (0 to 15 unless its "
+                    "`databases` setting says more)"
+                    if "DB index" in reason
+                    else ""
+                )
                 raise BackendError(
-                    f"Redis at {self.url} refused sim's commands ({reason})"
+                    f"Redis at {self.url} refused sim's commands ({reason}){hint}"
                 ) from None
             raise
 

@@ -21,6 +21,7 @@ from typing import Any
 import click
 
 from sim.cli.common import (
+    Number,
     dask_errors,
     dask_option,
     load_or_exit,
@@ -66,11 +67,11 @@ def _percent(text: str) -> float:
 )
 @click.option(
     "--low",
-    type=float,
+    type=Number(),
     default=None,
     help="Low end of the search (with --high: a bracket, its ends probed only to confirm).",
 )
-@click.option("--high", type=float, default=None, help="High end of the search.")
+@click.option("--high", type=Number(), default=None, help="High end of the search.")
 @click.option(
     "--find",
     type=click.Choice(["max", "min"]),

@@ -10,7 +10,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from sim.cli.common import load_or_exit, show_number
+from sim.cli.common import SEED, load_or_exit, show_number
 from sim.cli.exits import EXIT_THRESHOLD
 from sim.cli.outputs import ended, ensure_out_dir, interrupted
 from sim.cli.progress import Progress
@@ -25,11 +25,9 @@ from sim.scenario.expect import Verdict, evaluate
     metavar="SCENARIO...",
     nargs=-1,
     required=True,
-    type=click.Path(path_type=Path, dir_okay=False),
+    type=click.Path(path_type=Path),
 )
-@click.option(
-    "--seed", type=click.IntRange(min=0), default=None, help="Override every scenario's seed."
-)
+@click.option("--seed", type=SEED, default=None, help="Override every scenario's seed.")
 @click.option(
     "--set",
     "overrides",

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+import math
+import re
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -18,6 +20,51 @@ from sim.scenario import Scenario, ScenarioError, load_scenario
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+MAX_SEED = 2**63 - 1
+
+
+class SeedType(click.types.IntParamType):
+    """``--seed``: a whole number a scenario's ``seed`` accepts, checked where it is typed, so
+    that a bad one is blamed on the flag and not on the file's ``seed`` line."""
+
+    name = "seed"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        if isinstance(value, int) and not isinstance(value, bool):
+            number = value
+        elif isinstance(value, str) and re.fullmatch(r"[0-9]+(?:_[0-9]+)*", value.strip()):
+            number = int(value.strip())
+        else:
+            self.fail(f"{value!r} is not a whole number from 0 to 2^63-1", param, ctx)
+        if not 0 <= number <= MAX_SEED:
+            self.fail(
+                f"{value} is out of range: a seed is from 0 to 2^63-1 ({MAX_SEED})", param, ctx
+            )
+        return number
+
+
+SEED = SeedType()
+
+
+class WholeNumber(click.IntRange):
+    """An integer flag whose error reads "'x' is not a valid whole number" (click's own
+    ``IntRange`` says "integer range", which is no word for what to type)."""
+
+    name = "whole number"
+
+
+class Number(click.FloatRange):
+    """A finite number flag: nan and inf are refused here, not deep in a run."""
+
+    name = "number"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        return number
+
+
 def scenario_options(fn: F) -> F:
     """SCENARIO, --seed and --set, the same on every command that runs scenarios."""
     fn = click.option(
@@ -27,21 +74,24 @@ def scenario_options(fn: F) -> F:
         metavar="KEY.PATH=VALUE",
         help="Override a scenario field, e.g. --set design.window_cap=2000 (repeatable).",
     )(fn)
-    fn = click.option(
-        "--seed", type=click.IntRange(min=0), default=None, help="Override the scenario's seed."
-    )(fn)
-    fn = click.argument(
-        "scenario_path", metavar="SCENARIO", type=click.Path(path_type=Path, dir_okay=False)
-    )(fn)
+    fn = click.option("--seed", type=SEED, default=None, help="Override the scenario's seed.")(fn)
+    # The loader says why a path is not a scenario (a directory, missing, not UTF-8) in one line.
+    fn = click.argument("scenario_path", metavar="SCENARIO", type=click.Path(path_type=Path))(fn)
     return fn
 
 
 def load_or_exit(path: Path, overrides: Sequence[str], seed: int | None) -> Scenario:
-    """Load and validate, or print every problem and exit with status 2."""
+    """Load and validate, or print every problem and exit with status 2. A scenario that
+    would need more memory than the machine has is refused here, before anything is built
+    (sim.scenario.footprint)."""
+    from sim.scenario.footprint import memory_problem
     from sim.world.pinned import pin_problems
 
     try:
         scenario = load_scenario(path, overrides=overrides, seed=seed)
+        too_big = memory_problem(scenario, str(path))
+        if too_big:
+            raise ScenarioError([too_big])
         problems = pin_problems(scenario)  # needs the traffic clock, so not a model rule
         if problems:
             raise ScenarioError([f"{path}: {p}" for p in problems])
@@ -93,8 +143,18 @@ def backend_spec(
     reservation: str | None,
     reset: bool,
 ) -> BackendSpec:
-    """The scenario's [backends], with the command line's choices on top."""
+    """The scenario's [backends], with the command line's choices on top (an unknown
+    ``--store`` or ``--counter`` is a usage error: exit 2, the choices listed)."""
+    from sim.backends import counter_problem, store_problem
     from sim.runner import spec_of
+
+    for flag, given, problem in (
+        ("--store", store, store_problem),
+        ("--counter", counter, counter_problem),
+    ):
+        message = problem(given) if given is not None else None
+        if message:
+            raise click.BadParameter(message, param_hint=f"'{flag}'")
 
     spec = spec_of(scenario)
     return dataclasses.replace(
@@ -168,7 +228,7 @@ def seeds_jobs_options(seeds_help: str) -> Callable[[F], F]:
         fn = click.option(
             "--jobs",
             "-j",
-            type=click.IntRange(min=1),
+            type=WholeNumber(min=1),
             default=None,
             help="Runs at once, each in its own process [default: the number of cores].",
         )(fn)

@@ -11,6 +11,7 @@ from typing import Any
 
 import click
 
+from sim.cli.common import WholeNumber
 from sim.cli.exits import EXIT_ERROR, EXIT_USAGE
 from sim.units import DurationError, InstantError, Ms, parse_duration_ms, parse_instant_ms
 
@@ -129,7 +130,7 @@ def _table(story: Any, tz_label: str, tz_ms: Ms, lo: Ms, hi: Ms) -> Any:
 @click.argument(
     "run_dir", metavar="RUN_DIR", type=click.Path(file_okay=False, exists=True, path_type=Path)
 )
-@click.option("--aid", type=click.IntRange(min=0), required=True, help="The video to explain.")
+@click.option("--aid", type=WholeNumber(min=0), required=True, help="The video to explain.")
 @click.option("--from", "from_", type=When(), help="Start of the span [default: the run's start].")
 @click.option("--to", "to", type=When(), help="End of the span [default: the run's end].")
 @click.option(

@@ -15,6 +15,7 @@ from rich.console import Console
 from rich.table import Table
 
 from sim.cli.common import (
+    Number,
     backend_errors,
     backend_options,
     backend_spec,
@@ -36,7 +37,7 @@ from sim.units import SECOND_MS
 @backend_options
 @click.option(
     "--speed",
-    type=click.FloatRange(min=0, min_open=True),
+    type=Number(min=0, min_open=True),
     metavar="K",
     default=100.0,
     show_default=True,
@@ -51,7 +52,7 @@ from sim.units import SECOND_MS
 @click.option(
     "--step",
     "step_s",
-    type=click.FloatRange(min=1),
+    type=Number(min=1),
     default=20.0,
     show_default=True,
     metavar="SECONDS",
@@ -59,7 +60,7 @@ from sim.units import SECOND_MS
 )
 @click.option(
     "--max-speed",
-    type=click.FloatRange(min=1),
+    type=Number(min=1),
     default=100_000.0,
     show_default=True,
     metavar="K",

@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from sim.cli.common import (
+    Number,
     backend_errors,
     backend_options,
     backend_spec,
@@ -43,7 +44,7 @@ from sim.scenario.expect import evaluate
 )
 @click.option(
     "--speed",
-    type=click.FloatRange(min=0, min_open=True),
+    type=Number(min=0, min_open=True),
     metavar="K",
     help="Run on the real clock, K times faster than production (default: virtual).",
 )

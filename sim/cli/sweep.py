@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 import click
 
 from sim.cli.common import (
+    SEED,
     dask_errors,
     dask_option,
     load_or_exit,
@@ -41,9 +42,7 @@ if TYPE_CHECKING:
 
 
 @click.command()
-@click.argument(
-    "scenario_path", metavar="SCENARIO", type=click.Path(path_type=Path, dir_okay=False)
-)
+@click.argument("scenario_path", metavar="SCENARIO", type=click.Path(path_type=Path))
 @click.option(
     "--set",
     "sets",
@@ -52,9 +51,7 @@ if TYPE_CHECKING:
     help="A parameter and its values, e.g. --set design.window_cap=1000,2000,3000; one "
     "value applies to every point (repeatable; the grid is the cartesian product).",
 )
-@click.option(
-    "--seed", type=click.IntRange(min=0), default=None, help="Override the scenario's seed."
-)
+@click.option("--seed", type=SEED, default=None, help="Override the scenario's seed.")
 @seeds_jobs_options(
     "Run every point under each of these seeds (1-20, or 1,2,5) and tabulate the median "
     "and the 5-95 % band of each metric, and each finding's severities across seeds."

@@ -77,7 +77,8 @@ def read_scenario(run_dir: Path) -> Scenario:
     """The validated scenario a run used (``scenario.json``)."""
     from pydantic import ValidationError
 
-    from sim.scenario.parse import ScenarioError, format_validation_error
+    from sim.scenario.messages import format_validation_error
+    from sim.scenario.parse import ScenarioError
 
     path = run_dir / SCENARIO_FILE
     try:

@@ -139,6 +139,19 @@ class Scenario(Section):
         return self
 
     @model_validator(mode="after")
+    def _faults_fit(self) -> Scenario:
+        """A fault that begins after the end would never happen: a typo, not a plan."""
+        for i, fault in enumerate(self.faults):
+            key = "at" if hasattr(fault, "at") else "start"
+            begins: int = getattr(fault, key)
+            if begins >= self.duration:
+                raise ValueError(
+                    f"faults[{i}].{key} must fall before the run's end at "
+                    f"{format_duration_ms(self.duration)} (got {format_duration_ms(begins)})"
+                )
+        return self
+
+    @model_validator(mode="after")
     def _degraded_needs_writes(self) -> Scenario:
         modes = self.modes
         if modes.enabled and modes.degrade_at_rows is not None and not self.write_path.enabled:

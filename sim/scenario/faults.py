@@ -25,7 +25,7 @@ def _signed(value: Any) -> Any:
     if isinstance(value, str):
         return parse_duration_ms(value.strip().lstrip("+"))
     if isinstance(value, int | float) and not isinstance(value, bool):
-        return round(value * 1000)
+        return -parse_duration_ms(-value) if value < 0 else parse_duration_ms(value)
     return value
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +22,7 @@ import tomli
 from pydantic import ValidationError
 
 from sim.scenario.document import Scenario
+from sim.scenario.messages import format_validation_error
 
 
 class ScenarioError(ValueError):
@@ -30,18 +31,6 @@ class ScenarioError(ValueError):
     def __init__(self, problems: Sequence[str]) -> None:
         self.problems = list(problems)
         super().__init__("\n".join(self.problems))
-
-
-def _format_path(loc: Iterable[Any]) -> str:
-    out = ""
-    for part in loc:
-        if part == "[key]":  # pydantic's marker for an invalid mapping key: the key is the path
-            continue
-        if isinstance(part, int):
-            out += f"[{part}]"
-        else:
-            out += ("." if out else "") + str(part)
-    return out
 
 
 def locate_keys(text: str) -> dict[str, int]:
@@ -92,118 +81,6 @@ def _unquote_path(text: str) -> str:
     return ".".join(a or b or c for a, b, c in parts)
 
 
-def _line_for(path: str, lines: Mapping[str, int]) -> int | None:
-    """The line of ``path``, else of its first sub-key (a table written as dotted keys), else
-    of the nearest enclosing table."""
-    children = [n for key, n in lines.items() if key.startswith(path + ".")]
-    if path not in lines and children:
-        return min(children)
-    probe = path
-    while probe:
-        if probe in lines:
-            return lines[probe]
-        cut = max(probe.rfind("."), probe.rfind("["))
-        probe = probe[:cut] if cut > 0 else ""
-    return None
-
-
-def _rule(err: Mapping[str, Any]) -> str:
-    """An attrs-style rule for one pydantic error ("must be > 0")."""
-    kind = err["type"]
-    ctx = err.get("ctx") or {}
-    simple: dict[str, Callable[[], str]] = {
-        "greater_than": lambda: f"must be > {ctx['gt']}",
-        "greater_than_equal": lambda: f"must be >= {ctx['ge']}",
-        "less_than": lambda: f"must be < {ctx['lt']}",
-        "less_than_equal": lambda: f"must be <= {ctx['le']}",
-        "missing": lambda: "is required",
-        "int_type": lambda: "must be an integer",
-        "int_parsing": lambda: "must be an integer",
-        "int_from_float": lambda: "must be a whole number",
-        "float_type": lambda: "must be a number",
-        "float_parsing": lambda: "must be a number",
-        "bool_type": lambda: "must be true or false",
-        "bool_parsing": lambda: "must be true or false",
-        "string_type": lambda: "must be a string",
-        "literal_error": lambda: f"must be one of {ctx.get('expected', '')}",
-        "list_type": lambda: "must be a list",
-        "dict_type": lambda: "must be a table",
-        "model_type": lambda: "must be a table",
-        "too_short": lambda: f"must have at least {ctx.get('min_length')} item(s)",
-        "too_long": lambda: f"must have at most {ctx.get('max_length')} item(s)",
-    }
-    if kind in simple:
-        return simple[kind]()
-    if kind == "value_error":
-        return str(ctx.get("error", err["msg"])).removeprefix("Value error, ")
-    return str(err["msg"]).removeprefix("Value error, ")
-
-
-def _known_keys(loc: tuple[Any, ...]) -> list[str]:
-    """The keys accepted by the table at ``loc`` (for "unknown key" errors)."""
-    from pydantic import BaseModel
-
-    model: Any = Scenario
-    for part in loc[:-1]:
-        if isinstance(part, int):
-            continue
-        field = getattr(model, "model_fields", {}).get(part)
-        if field is None:
-            return []
-        ann = field.annotation
-        args = getattr(ann, "__args__", ()) or ()
-        candidates = [ann, *args]
-        model = next(
-            (c for c in candidates if isinstance(c, type) and issubclass(c, BaseModel)), None
-        )
-        if model is None:
-            return []
-    fields = getattr(model, "model_fields", {})
-    return sorted(f.alias or name for name, f in fields.items())
-
-
-def format_validation_error(
-    source: str, exc: ValidationError, lines: Mapping[str, int]
-) -> list[str]:
-    """One line per problem: ``file:line: key.path rule (got value)``."""
-    out = []
-    for err in exc.errors():
-        loc = tuple(err["loc"])
-        path = _format_path(loc)
-        if err["type"] == "extra_forbidden":
-            known = _known_keys(loc)
-            hint = f" (known keys: {', '.join(known)})" if known else ""
-            where = f":{lines[path]}" if path in lines else ""
-            out.append(f"{source}{where}: {path} is not a known key{hint}")
-            continue
-        rule = _rule(err)
-        if err["type"] == "value_error":
-            path, rule = _blame_field(path, rule)
-        line = _line_for(path, lines)
-        where = f":{line}" if line else ""
-        # A cross-field validator knows the telling value (a sum, a bound) and states it itself.
-        stated = err["type"] == "value_error" and "(got " in rule
-        got = "" if err["type"] == "missing" or stated else f" (got {_show(err.get('input'))})"
-        out.append(f"{source}{where}: {path + ' ' if path else ''}{rule}{got}")
-    return out
-
-
-def _blame_field(path: str, rule: str) -> tuple[str, str]:
-    """A table-level validator names the key it blames first ("amplitude must ..."): move that
-    key into the path, so the message reads ``curves.amplitude must ...`` and finds its line."""
-    m = re.match(r"([a-z_][a-z0-9_.]*) (?=must |is )", rule)
-    if not m:
-        return path, rule
-    return (f"{path}.{m.group(1)}" if path else m.group(1)), rule[m.end() :]
-
-
-def _show(value: Any) -> str:
-    if isinstance(value, dict):
-        return "a table"
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
 def parse_override(spec: str) -> tuple[tuple[str, ...], Any]:
     """``"a.b=3000"`` -> ``(("a", "b"), 3000)``. The key is a TOML key, so a segment with dots can
     be quoted (``expect."lateness.new.p99_s"="< 5"``); the value is read as TOML, else as text."""
@@ -246,14 +123,47 @@ def load_scenario(
 ) -> Scenario:
     """Read, override and validate a scenario file; raise :class:`ScenarioError` on any problem."""
     path = Path(path)
+    text = read_scenario_text(path)
+    return parse_scenario(text, source=str(path), overrides=overrides, seed=seed)
+
+
+MAX_SCENARIO_BYTES = 64 * 2**20
+"""A scenario is a page of TOML; anything this large is the wrong file (or ``/dev/zero``)."""
+
+
+def read_scenario_text(path: Path) -> str:
+    """The file's text, or a :class:`ScenarioError` that says in one line why it cannot be read
+    (missing, a directory, unreadable, too large, not UTF-8: then the byte's offset and line)."""
     source = str(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        with path.open("rb") as f:
+            data = f.read(MAX_SCENARIO_BYTES + 1)
     except FileNotFoundError:
         raise ScenarioError([f"{source}: no such scenario file"]) from None
+    except IsADirectoryError:
+        raise ScenarioError([f"{source}: is a directory, not a scenario file"]) from None
     except OSError as exc:
-        raise ScenarioError([f"{source}: cannot read ({exc.strerror})"]) from None
-    return parse_scenario(text, source=source, overrides=overrides, seed=seed)
+        raise ScenarioError([f"{source}: cannot read ({exc.strerror or exc})"]) from None
+    if len(data) > MAX_SCENARIO_BYTES:
+        raise ScenarioError(
+            [f"{source}: larger than {MAX_SCENARIO_BYTES // 2**20} MiB: not a scenario file"]
+        )
+    bom = b"\xef\xbb\xbf"  # some editors start UTF-8 files with it
+    skip = len(bom) if data.startswith(bom) else 0
+    try:
+        text = data[skip:].decode("utf-8")
+    except UnicodeDecodeError as exc:
+        offset = skip + exc.start
+        line = data.count(b"\n", 0, offset) + 1
+        column = offset - (data.rfind(b"\n", 0, offset) + 1) + 1
+        raise ScenarioError(
+            [
+                f"{source}:{line}: not UTF-8 text: byte 0x{data[offset]:02x} at offset {offset} "
+                f"(column {column}) cannot be decoded; save the file as UTF-8"
+            ]
+        ) from None
+    # As text-mode reading would: Windows and old-Mac line ends become "\n".
+    return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
 def parse_scenario(
@@ -274,15 +184,21 @@ def parse_scenario(
         return Scenario.model_validate(doc)
     except ValidationError as exc:
         problems = format_validation_error(source, exc, lines)
-        set_keys = {".".join(parse_override(s)[0]): s for s in overrides}
-        problems = [_blame_override(p, set_keys) for p in problems]
-        raise ScenarioError(problems) from None
+        flags = {".".join(parse_override(s)[0]): f"--set {s}" for s in overrides}
+        if seed is not None:
+            flags["seed"] = "--seed"
+        raise ScenarioError([_blame_flag(p, source, flags) for p in problems]) from None
 
 
-def _blame_override(problem: str, set_keys: Mapping[str, str]) -> str:
-    for key, spec in set_keys.items():
-        if f": {key} " in problem:
-            return f"{problem} [from --set {spec}]"
+def _blame_flag(problem: str, source: str, flags: Mapping[str, str]) -> str:
+    """A problem with a value given by a flag names the flag, and not the file's line: that
+    line holds the value the flag replaced."""
+    m = re.match(rf"{re.escape(source)}(?::\d+)?: (.*)", problem)
+    if not m:
+        return problem
+    for key, flag in flags.items():
+        if m.group(1).startswith(f"{key} "):
+            return f"{source}: {m.group(1)} [from {flag}]"
     return problem
 
 

@@ -49,12 +49,21 @@ A scenario is one TOML file. Only `name` and `duration` are required; every othe
 default below. Unknown keys are errors (a typo never passes silently), and every error names the
 file, line, key path, rule and value, e.g.
 `scenarios/x.toml:12: design.window_cap must be > 0 (got 0)`. Any key can be overridden on the
-command line: `--set design.window_cap=3000`, `--set 'upstream.errors.http_5xx=0.01'`.
+command line: `--set design.window_cap=3000`, `--set 'upstream.errors.http_5xx=0.01'`; a value
+given by `--set` or `--seed` is blamed on the flag (`... (got 0) [from --set duration=0]`). A
+file must be UTF-8 (a byte that is not is named by its offset and line).
+
+Before anything is built, the commands that run a scenario estimate the memory it needs from
+`catalog.songs`, `catalog.non_songs`, `arrivals.per_day` and `duration`
+(`sim/scenario/footprint.py`: about 0.8 kB a video, 12 bytes a video-day, 5 MB a day; a modest
+over-estimate, 2.7 GB for `full-scale`) and refuse, exit 2, one that needs more than the
+machine has available.
 
 Units: a *duration* is written `"90s"`, `"5m"`, `"1.5h"`, `"7d"`, `"1h30m"` or `"250ms"` (a bare
 number means seconds); an *instant* is ISO 8601 with an offset
 (`"2031-01-06T00:00:00+08:00"`); a *UTC offset* is `"UTC+8"` or `"+08:00"`. Fault times are
-offsets from the run's start.
+offsets from the run's start; a fault that begins (`start`, `at`) at or after the run's end is
+an error.
 
 The scenario library in `scenarios/` shows each section in use; every file there starts with the
 question it answers.
