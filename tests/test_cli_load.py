@@ -158,7 +158,7 @@ def test_an_interrupted_load_run_exits_130_and_is_marked_partial_everywhere(
     assert "highest speed sustained: none (PARTIAL: interrupted)" in stdout.decode()
     page = (tmp_path / "load.html").read_text()
     assert "<b>Partial run.</b>" in page
-    assert '<td class="fail">interrupted</td>' in page
+    assert '<td class="undecided">interrupted</td>' in page
 
 
 def test_the_verdict_names_the_numbers_that_decided_it() -> None:

@@ -230,9 +230,16 @@ def _print(steps: list[dict[str, Any]], best: float | None, out: Path) -> None:
             f"{r['overrun_pct']:.2f}%",
             f"{r['lag_p99_s']:.3f}s",
             f"{r['slowest_p99_ms']:.2f}ms ({r['slowest']})",
-            f"[green]{r['verdict']}[/]" if r["sustained"] else f"[red]{r['verdict']}[/]",
+            f"[{_colour(r)}]{r['verdict']}[/]",
         )
     console.print(table)
     verdict = f"x{best:g}" if best else "none"
     partial = " (PARTIAL: interrupted)" if any(s["partial"] for s in steps) else ""
     click.echo(f"highest speed sustained: {verdict}{partial}; report: {out / LOAD_HTML}")
+
+
+def _colour(row: dict[str, Any]) -> str:
+    """Green sustained, red falls behind, yellow for a step that decides nothing."""
+    if row["sustained"]:
+        return "green"
+    return "red" if row["verdict"].startswith("falls") else "yellow"

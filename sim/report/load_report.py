@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 LOAD_HTML = "load.html"
 RAMP_PNG = "harness_ramp.png"
 QUERIES_PNG = "harness_queries.png"
-SUSTAINED, BEHIND = "#1a7f37", "#c00000"
+SUSTAINED, BEHIND, UNDECIDED = "#1a7f37", "#c00000", "#999999"
 
 
 def worst_overrun(metrics: dict[str, Any]) -> float | None:
@@ -125,13 +125,17 @@ def job_rows(metrics: dict[str, Any]) -> list[dict[str, Any]]:
 def ramp_figure(
     rows: list[dict[str, Any]], title: str, limits: tuple[float, float] | None = None
 ) -> Figure:
-    """Worst tick overrun and lag p99 against speed, each step coloured by its verdict; the
-    verdict's ``limits`` (overrun %, lag s) as dashed lines."""
+    """Worst tick overrun and lag p99 against speed, each step coloured by its verdict (grey: an
+    interrupted step, or one that timed no periodic job, decides nothing); the verdict's
+    ``limits`` (overrun %, lag s) as dashed lines."""
     import matplotlib.pyplot as plt
 
     fig, (top, bottom) = plt.subplots(2, 1, figsize=(8, 5.2), sharex=True)
     speeds = [r["speed"] for r in rows]
-    colours = [SUSTAINED if r["sustained"] else BEHIND for r in rows]
+    colours = [
+        SUSTAINED if r["sustained"] else BEHIND if r["verdict"].startswith("falls") else UNDECIDED
+        for r in rows
+    ]
     for i, (ax, key, label) in enumerate(
         (
             (top, "overrun_pct", "worst tick overrun (% of runs)"),
@@ -153,7 +157,9 @@ def ramp_figure(
     bottom.set_xlabel("speed (times production)")
     top.scatter([], [], c=SUSTAINED, label="sustained")
     top.scatter([], [], c=BEHIND, label="falls behind")
-    top.legend(loc="upper left", ncols=3, frameon=False)
+    if UNDECIDED in colours:  # interrupted, or no periodic job timed: neither verdict
+        top.scatter([], [], c=UNDECIDED, label="not decided")
+    top.legend(loc="upper left", ncols=4, frameon=False)
     top.set_title(title)
     fig.tight_layout()
     return fig

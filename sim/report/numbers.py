@@ -12,7 +12,8 @@ from __future__ import annotations
 import math
 
 _TINY = 1e-4
-"""Below this a fraction is written in exponent notation (``1.5e-06``): zeros would hide it."""
+"""Below this a fraction is written in exponent notation (``1.5e-06``, ``8.68e-05``): zeros
+would hide it."""
 
 
 def show_number(value: float, digits: int = 6, *, signed: bool = False) -> str:
@@ -31,8 +32,8 @@ def show_number(value: float, digits: int = 6, *, signed: bool = False) -> str:
     magnitude = math.floor(math.log10(abs(value)))
     if value.is_integer() or magnitude >= digits - 1:
         return f"{sign}{round(value):,}"
-    if abs(value) < _TINY:
-        return f"{sign}{value:.{digits - 1}e}"
+    if abs(value) < _TINY:  # three significant digits say enough of a number this small
+        return f"{sign}{value:.{min(digits, 3)}g}"
     decimals = digits - 1 - magnitude
     text = f"{value:,.{decimals}f}".rstrip("0").rstrip(".")
     return sign + text
