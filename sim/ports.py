@@ -92,6 +92,12 @@ class EtaInputs(NamedTuple):
     """:meth:`SnapshotStore.lookback_snapshots` of each aid with a latest snapshot; empty
     (not read) for an aid without one, as the deployed ``getAdjustedShortTermETA`` returns
     before its lookbacks then (reference §11.4)."""
+    aids: list[int]
+    """The aids answered, in the order asked: all of them, less those left out as settled
+    (:meth:`SettledEtaInputs.settle_eta_inputs`)."""
+    settled: int
+    """How many aids asked about were left out as settled. Each had a latest snapshot and
+    stands for the two reads it was not asked again."""
 
 
 class ScheduleReads(Protocol):
@@ -229,7 +235,7 @@ class SnapshotReads(Protocol):
         ...
 
     async def eta_inputs(
-        self, aids: Sequence[int], now_ms: Ms, backs_ms: Sequence[Ms]
+        self, aids: Sequence[int], now_ms: Ms, backs_ms: Sequence[Ms], reader: int = 0
     ) -> EtaInputs:
         """For every aid in order, what ``getAdjustedShortTermETA`` reads (reference §11.4):
         :meth:`latest_snapshot`, then, if there is one, :meth:`lookback_snapshots`. One call
@@ -237,7 +243,11 @@ class SnapshotReads(Protocol):
         made back to back, and the query counts charged are theirs (one read for the latest
         snapshot, one for the lookbacks), so the deployed per-candidate queries are what a
         report shows. The scheduler asks this only where nothing can run between the per-aid
-        calls (``sim.scheduler.context.Ctx.batched_reads``)."""
+        calls (``sim.scheduler.context.Ctx.batched_reads``).
+
+        ``reader`` (not 0): a store may leave out the aids this reader settled
+        (:meth:`SettledEtaInputs.settle_eta_inputs`) while their answer would be the same;
+        ``EtaInputs.aids`` says which were answered, ``EtaInputs.settled`` how many were not."""
         ...
 
     async def snapshot_before(self, aid: int, t_ms: Ms) -> Snapshot | None:
@@ -295,7 +305,27 @@ class SnapshotWrites(Protocol):
         ...
 
 
-class SnapshotStore(SnapshotReads, SnapshotWrites, Protocol):
+class SettledEtaInputs(Protocol):
+    """Marks that let a milestone pass skip the candidates whose ETA inputs have not changed.
+
+    Most milestone candidates are asked about every five minutes with the same snapshots as last
+    time and an ETA of 144 h or more, which schedules nothing (reference §11.5). The scheduler
+    tells the store which ones came to nothing; the store leaves them out of that reader's next
+    :meth:`SnapshotReads.eta_inputs` for as long as their answer is sure to be the same, and
+    the reads they stand for are still charged. Not a deployed query, so not counted. A store
+    may keep no marks (the SQL stores, the reference store): it answers every aid, which is
+    always correct."""
+
+    async def settle_eta_inputs(self, aids: Sequence[int], now_ms: Ms, reader: int) -> None:
+        """``reader`` (not 0) read these aids' ETA inputs at ``now_ms`` and they led to nothing
+        that depends on the store. Until a snapshot of one of them is written, or ``now`` leaves
+        the range in which each of its lookbacks keeps its closest snapshot, ``reader``'s
+        :meth:`SnapshotReads.eta_inputs` may leave it out (a mark is the reader's own: another
+        reader, with an ETA memo of its own, is answered in full)."""
+        ...
+
+
+class SnapshotStore(SnapshotReads, SnapshotWrites, SettledEtaInputs, Protocol):
     """``video_snapshot``, ``eta``, ``songs`` and ``bilibili_metadata`` (reference §2.2-§2.7)."""
 
 

@@ -349,10 +349,10 @@ class ReferenceStore:
         return [find_closest_snapshot(snapshots, now_ms - back) for back in backs_ms]
 
     async def eta_inputs(
-        self, aids: Sequence[int], now_ms: Ms, backs_ms: Sequence[Ms]
+        self, aids: Sequence[int], now_ms: Ms, backs_ms: Sequence[Ms], reader: int = 0
     ) -> EtaInputs:
         # Literally the per-aid calls back to back, as the port says (reference §11.4).
-        inputs = EtaInputs([], [], [])
+        inputs = EtaInputs([], [], [], list(aids), 0)
         for aid in aids:
             latest = await self.latest_snapshot(aid)
             inputs.latest_ms.append(None if latest is None else latest.created_at_ms)
@@ -361,6 +361,9 @@ class ReferenceStore:
                 [] if latest is None else await self.lookback_snapshots(aid, now_ms, backs_ms)
             )
         return inputs
+
+    async def settle_eta_inputs(self, aids: Sequence[int], now_ms: Ms, reader: int) -> None:
+        """The plain answer: no marks, every aid answered (``SettledEtaInputs``)."""
 
     # -- SnapshotStore: eta and milestone candidates --------------------------------------------
     async def upsert_eta(self, row: EtaRow) -> None:

@@ -515,7 +515,7 @@ class SqlStore(abc.ABC):
 
     @bridged
     async def eta_inputs(
-        self, aids: Sequence[int], now_ms: Ms, backs_ms: Sequence[Ms]
+        self, aids: Sequence[int], now_ms: Ms, backs_ms: Sequence[Ms], reader: int = 0
     ) -> EtaInputs:
         # The per-candidate statements, in one bridge: asked only on the virtual clock, where
         # nothing runs between them anyway (a load run keeps the deployed one call per query).
@@ -528,7 +528,12 @@ class SqlStore(abc.ABC):
             latest_ms.append(None if snap is None else snap.created_at_ms)
             latest_views.append(0 if snap is None else snap.views)
             lookbacks.append([] if snap is None else await self._closest_rows(aid, times_ms))
-        return EtaInputs(latest_ms, latest_views, lookbacks)
+        return EtaInputs(latest_ms, latest_views, lookbacks, list(aids), 0)
+
+    async def settle_eta_inputs(self, aids: Sequence[int], now_ms: Ms, reader: int) -> None:
+        """No marks here: a table of them would cost a write per settled candidate, more than
+        the two reads it saves (``SettledEtaInputs``); every aid is answered."""
+        return None
 
     @bridged
     async def _closest(self, aid: int, times_ms: Sequence[Ms]) -> list[Snapshot | None]:

@@ -114,6 +114,9 @@ class Ctx:
         default_factory=dict
     )
     """The last ETA inputs (latest, lookbacks) and result per video (``estimates.adjusted_eta``)."""
+    eta_reader: int = 1
+    """Who this deployment is to the store's settled ETA inputs (``SettledEtaInputs``): marks
+    are a reader's own, as its ``eta_memo`` is."""
     jitter: random.Random = field(init=False)
     """Offsets inside a window (adjustSnapshotTime's ``Math.random()``)."""
     archive_rng: random.Random = field(init=False)

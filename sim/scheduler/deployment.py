@@ -128,6 +128,9 @@ class CvsaModel:
         self.params: Params = scenario.params
         self.world = World.build(scenario, streams)
         self.network_faults = NetworkFaults()
+        self._eta_readers = 1
+        """Readers of settled ETA inputs handed out: the first deployment's and one per
+        instance started since (``Ctx.eta_reader``)."""
         cfg = scenario.scheduler
         self.ctx = Ctx(
             engine=engine,
@@ -349,7 +352,8 @@ class CvsaModel:
         queue = Queue(
             ctx.engine, SNAPSHOT_QUEUE + suffix, self.scenario.scheduler.snapshot_concurrency
         )
-        other = dataclasses.replace(ctx, queue=queue, eta_memo={})
+        self._eta_readers += 1
+        other = dataclasses.replace(ctx, queue=queue, eta_memo={}, eta_reader=self._eta_readers)
         self._deliver(other)
         return self._wire(other, suffix)
 

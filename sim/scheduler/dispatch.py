@@ -41,21 +41,35 @@ async def dispatch_milestone_snapshots(ctx: Ctx, job: Job | None = None) -> None
     # Every candidate's ETA inputs in one call (thousands of candidates a pass at full scale,
     # two port calls each otherwise). Equivalent: nothing the pass writes (eta rows, schedule
     # rows, window counts) is among the inputs, and nothing else runs meanwhile.
-    inputs = await store.eta_inputs(aids, ctx.worker_now, params.eta_lookbacks_ms)
-    latest_ms, latest_views, lookbacks = inputs
-    for i in range(len(aids)):
-        aid, t_ms = aids[i], latest_ms[i]
+    #
+    # Most candidates come to nothing: an ETA above 144 h from the same snapshots as five
+    # minutes before. Those are settled with the store, which leaves them out of the next
+    # pass's answer (charging their reads) until a snapshot of theirs is written or a lookback
+    # would find another snapshot: the ETA, a pure function of those inputs, would be the same
+    # (``ctx.eta_memo`` would answer it without an upsert) and would schedule nothing again.
+    now, reader = ctx.worker_now, ctx.eta_reader
+    inputs = await store.eta_inputs(aids, now, params.eta_lookbacks_ms, reader)
+    latest_ms, latest_views, lookbacks, answered, _ = inputs
+    settled: list[int] = []
+    for i in range(len(answered)):
+        aid, t_ms = answered[i], latest_ms[i]
         eta = 0.0
         if t_ms is not None:
             latest = new_record(Snapshot, (t_ms, latest_views[i]))
             eta = await eta_from(ctx, aid, latest, lookbacks[i])
-        await _schedule_milestone(ctx, aid, eta)
+        if not await _schedule_milestone(ctx, aid, eta) and t_ms is not None:
+            settled.append(aid)
+    if settled:
+        await store.settle_eta_inputs(settled, now, reader)
 
 
-async def _schedule_milestone(ctx: Ctx, aid: int, eta_h: float) -> None:
+async def _schedule_milestone(ctx: Ctx, aid: int, eta_h: float) -> bool:
+    """Schedule the milestone snapshot an ETA asks for; False: it asks for none."""
     delay = milestone_delay_ms(eta_h, True, ctx.params)
-    if delay is not None:
-        await schedule_snapshot(ctx, aid, _MILESTONE, ctx.worker_now + delay, rule=_DISPATCHER)
+    if delay is None:
+        return False
+    await schedule_snapshot(ctx, aid, _MILESTONE, ctx.worker_now + delay, rule=_DISPATCHER)
+    return True
 
 
 async def milestone_idle_until(ctx: Ctx, now: Ms) -> Ms:

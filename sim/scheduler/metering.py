@@ -145,8 +145,9 @@ def _reserve_cost(got: Reserved) -> int:
 
 def _eta_inputs_cost(got: EtaInputs) -> int:
     """The per-candidate reads the batch stands for: the latest snapshot of every aid, the
-    lookbacks of every aid that has one (``SnapshotStore.eta_inputs``)."""
-    return 2 * len(got.latest_ms) - got.latest_ms.count(None)
+    lookbacks of every aid that has one (``SnapshotStore.eta_inputs``), settled aids included
+    (each has a latest snapshot)."""
+    return 2 * (len(got.latest_ms) + got.settled) - got.latest_ms.count(None)
 
 
 CHARGED_BY_ANSWER: Final[dict[str, tuple[int, Callable[[Any], int]]]] = {

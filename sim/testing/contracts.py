@@ -295,7 +295,47 @@ async def snapshot_eta_inputs(s: SnapshotStore) -> None:
     await s.insert_snapshot(7, T0 + 1_000_000, 90)  # before the last
     await check([7], T0 + 4_200_000, "after a snapshot inserted before the last")
     empty = await s.eta_inputs([], T0, backs)
-    expect(tuple(empty), ([], [], []), "no aids")
+    expect(tuple(empty), ([], [], [], [], 0), "no aids")
+
+
+async def snapshot_settled_eta_inputs(s: SnapshotStore) -> None:
+    """A store may leave settled aids out of their reader's ``eta_inputs`` (``SettledEtaInputs``),
+    never one whose answer changed, never from another reader, and it says how many it left
+    out. Whether it leaves any out is its own affair (the SQL stores keep no marks)."""
+    backs = (180_000, 1_200_000, 3_600_000)
+    for dt, views in [(0, 10), (600_000, 70), (2_400_000, 300), (3_000_000, 380)]:
+        await s.insert_snapshot(7, T0 + dt, views)
+    await s.insert_snapshot(8, T0 + 5, 1)
+    asked = [7, 8, 99]
+    now = T0 + 3_600_000
+    full = await s.eta_inputs(asked, now, backs, 1)
+    expect((full.aids, full.settled), (asked, 0), "nothing settled yet: every aid answered")
+    await s.settle_eta_inputs([7, 8], now, 1)
+
+    async def check(now: int, reader: int, may_leave_out: set[int], what: str) -> list[int]:
+        got = await s.eta_inputs(asked, now, backs, reader)
+        plain = await s.eta_inputs(asked, now, backs)  # reader 0: every aid
+        expect(got.aids, [a for a in asked if a in got.aids], f"{what}: answered in order")
+        left_out = set(asked) - set(got.aids)
+        expect(left_out <= may_leave_out, True, f"{what}: left out only settled aids")
+        expect(got.settled, len(left_out), f"{what}: says how many it left out")
+        for i, aid in enumerate(got.aids):
+            j = asked.index(aid)
+            expect(
+                (got.latest_ms[i], got.latest_views[i], list(got.lookbacks[i])),
+                (plain.latest_ms[j], plain.latest_views[j], list(plain.lookbacks[j])),
+                f"{what}: aid {aid} answered as without marks",
+            )
+        return sorted(left_out)
+
+    await check(now, 1, {7, 8}, "the settling reader")
+    expect(await check(now, 2, set(), "another reader"), [], "another reader: every aid")
+    await s.insert_snapshot(7, T0 + 3_650_000, 400)  # a new latest snapshot: 7's inputs moved
+    await check(now + 60_000, 1, {8}, "after 7's new snapshot")
+    await s.settle_eta_inputs([7], now + 60_000, 1)
+    # Hours later 7's lookbacks all find its latest snapshot (another answer); 8 has one
+    # snapshot, which every lookback finds whenever it is asked (the same answer).
+    await check(now + 10 * 3_600_000, 1, {8}, "hours later: 7's lookbacks moved")
 
 
 async def snapshot_unique(s: SnapshotStore) -> None:
@@ -584,6 +624,7 @@ CHECKS: dict[str, list[Callable[[Any], Awaitable[None]]]] = {
     "snapshot_store": [
         snapshot_latest_closest_before,
         snapshot_eta_inputs,
+        snapshot_settled_eta_inputs,
         snapshot_unique,
         snapshot_catalog,
         snapshot_bulk_loads,

@@ -123,6 +123,9 @@ class _Lookbacks:
         self.lo2 = 0.0
         self.hi2 = 0.0
         """The whole answer holds while ``lo2 < 2 * now <= hi2`` (:meth:`narrow`)."""
+        self.settled_by = 0
+        """The reader that settled this video's ETA inputs (0: none); cleared by its next
+        snapshot (``SettledEtaInputs``)."""
 
     def set(self, k: int, snaps: vec[i64], i: int) -> Snapshot:
         """Target ``k``'s answer is row ``i``: keep the range of twice a target for which that
@@ -350,6 +353,7 @@ class VideoTables:
         memo = self._lookbacks.get(aid)
         if memo is None:
             return
+        memo.settled_by = 0  # a new latest snapshot: the ETA inputs changed
         last = (memo.n >> 1) - 1
         for k in range(len(memo.rows)):
             if memo.rows[k] == last:
@@ -393,13 +397,29 @@ class VideoTables:
         return self._lookbacks_of(aid, snaps, now_ms, tuple(backs_ms))
 
     async def eta_inputs(
-        self, aids: Sequence[int], now_ms: Ms, backs_ms: Sequence[Ms]
+        self, aids: Sequence[int], now_ms: Ms, backs_ms: Sequence[Ms], reader: int = 0
     ) -> EtaInputs:
         backs = tuple(backs_ms)
         latest_ms: list[Ms | None] = []
         latest_views: list[int] = []
         lookbacks: list[Sequence[Snapshot | None]] = []
+        answered: list[int] = []
+        settled = 0
+        twice_now = 2 * now_ms
         for aid in aids:
+            if reader:
+                # Settled by this reader, no snapshot since (that clears the mark) and every
+                # lookback still on the same row: the answer would be the kept one.
+                memo = self._lookbacks.get(aid)
+                if (
+                    memo is not None
+                    and memo.settled_by == reader
+                    and memo.lo2 < twice_now <= memo.hi2
+                    and memo.backs == backs
+                ):
+                    settled += 1
+                    continue
+            answered.append(aid)
             s = self._slot.get(aid)
             snaps = vec[i64]() if s < 0 else self._snaps.get(s)
             n = len(snaps)
@@ -412,7 +432,22 @@ class VideoTables:
             latest_views.append(snaps[n - 1])
             # Mostly the kept answer itself: no new object per candidate (EtaInputs says why).
             lookbacks.append(self._lookbacks_of(aid, snaps, now_ms, backs) if backs else ())
-        return new_record(EtaInputs, (latest_ms, latest_views, lookbacks))
+        return new_record(EtaInputs, (latest_ms, latest_views, lookbacks, answered, settled))
+
+    async def settle_eta_inputs(self, aids: Sequence[int], now_ms: Ms, reader: int) -> None:
+        # The mark sits on the kept lookback answer, which exists exactly while the video is a
+        # candidate and goes with a snapshot inserted before the last; an appended one clears it.
+        twice_now = 2 * now_ms
+        for aid in aids:
+            memo = self._lookbacks.get(aid)
+            s = self._slot.get(aid)
+            if (
+                memo is not None
+                and s >= 0
+                and memo.n == len(self._snaps.get(s))
+                and memo.lo2 < twice_now <= memo.hi2
+            ):
+                memo.settled_by = reader
 
     def _lookbacks_of(
         self, aid: int, snaps: vec[i64], now_ms: Ms, backs: tuple[Ms, ...]
@@ -425,6 +460,7 @@ class VideoTables:
             # them); only targets that left theirs are looked up again, from where they were.
             if memo.lo2 < 2 * now_ms <= memo.hi2:
                 return memo.out
+            memo.settled_by = 0  # another answer: what it leads to is not known yet
             return _refreshed(snaps, memo, now_ms)
         # One backward walk serves every target (a handful, mostly near the end of the list),
         # latest target first; a stable sort, so equal targets keep their order.
