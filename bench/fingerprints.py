@@ -7,7 +7,8 @@
     python bench/fingerprints.py tests/data/small.toml --store sqlite:/tmp/fp.db
 
 The record, ``bench/fingerprints.json``, holds the fingerprint of every scenario in
-``scenarios/``, ``tests/data/`` and ``bench/scenarios/`` on the default (memory) backends.
+``scenarios/``, ``tests/data/`` and ``bench/scenarios/`` on the default (memory) backends, but
+``full-scale-10x`` (a benchmark of some 18 GB estimated: run only when named).
 A change that means to alter behaviour rewrites it with ``--write`` and says in its commit
 which scenarios moved and why (docs/performance.md "How to measure"). Each scenario runs in its
 own process (``-j`` at a time), without a report. Exit 1 when a fingerprint differs.
@@ -26,6 +27,8 @@ ROOT = Path(__file__).resolve().parent.parent
 RECORD = ROOT / "bench" / "fingerprints.json"
 SLOW = {"full-scale", "how-many-songs"}
 """Left out unless ``--full-scale``: minutes each."""
+HUGE = {"full-scale-10x"}
+"""Left out unless named: hours and more memory than most machines have."""
 
 CHILD = """
 import sys
@@ -47,7 +50,7 @@ def scenario_files(full_scale: bool) -> list[Path]:
         *sorted((ROOT / "tests" / "data").glob("*.toml")),
         *sorted((ROOT / "bench" / "scenarios").glob("*.toml")),
     ]
-    return [f for f in files if full_scale or f.stem not in SLOW]
+    return [f for f in files if f.stem not in HUGE and (full_scale or f.stem not in SLOW)]
 
 
 def key(path: Path) -> str:

@@ -1,10 +1,12 @@
 """Input that used to crash or mislead (issue 29): each case's exact message and exit status.
 
-Nothing here runs a simulation: every error is found before anything is built.
+Nothing here runs a simulation but the memory warning's (an hour of ``small``, which a warning
+does not stop): every error is found before anything is built.
 """
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pytest
@@ -13,12 +15,14 @@ from click.testing import CliRunner, Result
 from sim.backends.postgres import refusal_hint, server_answer
 from sim.cli import cli
 from sim.scenario import ScenarioError, load_scenario, parse_scenario
-from sim.scenario.footprint import estimate, memory_problem
+from sim.scenario.footprint import OVER_ESTIMATE, MemoryVerdict, estimate, memory_check
 from tests.conftest import DATA, ROOT
 
 SMALL = DATA / "small.toml"
 BASELINE = ROOT / "scenarios" / "baseline.toml"
 FULL_SCALE = ROOT / "scenarios" / "full-scale.toml"
+TEN_X = ROOT / "scenarios" / "full-scale-10x.toml"
+MB = 2**20
 GB = 2**30
 KINDS = (
     "'upstream_outage', 'throttling_storm', 'risk_control_storm', 'latency_spike', "
@@ -28,6 +32,11 @@ KINDS = (
 
 def sim(*args: str | Path) -> Result:
     return CliRunner().invoke(cli, [str(a) for a in args])
+
+
+def refuses(verdict: MemoryVerdict | None) -> bool | None:
+    """None: the scenario fits; False: a warning and the run goes on; True: refused."""
+    return None if verdict is None else verdict.refuse
 
 
 def problems(text: str) -> list[str]:
@@ -411,12 +420,54 @@ def test_a_catalogue_beyond_the_machine_is_refused_before_anything_is_built(
     result = sim("run", BASELINE, "--set", "arrivals.per_day=1e12", "--out", tmp_path / "o")
     assert result.exit_code == 2
     assert result.stderr == (
-        f"error: {BASELINE}: needs about 5.5 PB of memory and this machine has 16.0 GB "
-        "available: 7,000,000,200,000 videos (catalog.songs 20,000 + catalog.non_songs 180,000 "
-        "+ arrivals.per_day 1,000,000,000,000 x 7 days of duration = 7,000,000,000,000); lower "
-        "those keys or use a larger machine\n"
+        f"error: {BASELINE}: needs about 5.5 PB of memory (at least 2.8 PB) and this machine "
+        "has 16.0 GB available: 7,000,000,200,000 videos (catalog.songs 20,000 + "
+        "catalog.non_songs 180,000 + arrivals.per_day 1,000,000,000,000 x 7 days of duration = "
+        "7,000,000,000,000); lower those keys or use a larger machine\n"
     )
     assert not (tmp_path / "o").exists()
+
+
+def test_a_run_whose_estimate_exceeds_the_machine_but_whose_floor_fits_warns_and_runs(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # small for an hour: an estimate of 165 MB, a floor of 82 MB; the machine has 128 MB.
+    monkeypatch.setattr("sim.scenario.footprint.available_bytes", lambda: 128 * MB)
+    result = sim("run", SMALL, "--set", 'duration="1h"', "--out", tmp_path / "o", "--no-plots")
+    assert result.exit_code == 0, result.stderr
+    warnings = [line for line in result.stderr.splitlines() if line.startswith("warning:")]
+    assert warnings == [
+        f"warning: {SMALL}: needs about 165 MB of memory (at least 82.3 MB) and this machine has "
+        "128 MB available: 5,508 videos (catalog.songs 500 + catalog.non_songs 5,000 + "
+        "arrivals.per_day 200 x 0.0416667 days of duration = 8); running, as the estimate runs "
+        "high; if the run is killed or the machine swaps, free memory or lower those keys"
+    ]
+    assert (tmp_path / "o" / "summary.json").exists()
+
+
+def test_the_floor_is_the_estimate_over_its_documented_margin() -> None:
+    small = load_scenario(SMALL, overrides=['duration="1h"'])
+    need = estimate(small).bytes
+    assert OVER_ESTIMATE == 2  # docs/scenario.md says "half the estimate"
+    for have, verdict in (
+        (need, None),
+        (need - 1, False),
+        (math.ceil(need / OVER_ESTIMATE), False),
+        (math.floor(need / OVER_ESTIMATE) - 1, True),
+    ):
+        assert refuses(memory_check(small, "f", available=have)) is verdict, have
+
+
+def test_a_command_that_loads_a_scenario_twice_warns_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A sweep or a capacity search loads (and checks) the scenario for every point and seed:
+    one warning says it for all of them."""
+    monkeypatch.setattr("sim.scenario.footprint.available_bytes", lambda: 128 * MB)
+    result = sim("check", SMALL, SMALL, "--set", 'duration="1h"')
+    assert result.exit_code in (0, 99), result.stderr
+    warnings = [line for line in result.stderr.splitlines() if line.startswith("warning:")]
+    assert [w.split(": needs about")[0] for w in warnings] == [f"warning: {SMALL}"]
 
 
 @pytest.mark.parametrize("command", [["check"], ["sweep", "--set", "seed=1,2"], ["load"]])
@@ -426,17 +477,37 @@ def test_every_command_that_runs_a_scenario_checks_memory(
     monkeypatch.setattr("sim.scenario.footprint.available_bytes", lambda: 1 * GB)
     result = sim(command[0], BASELINE, *command[1:], "--set", "catalog.non_songs=1e12")
     assert result.exit_code == 2
-    assert "needs about 848 TB of memory and this machine has 1.0 GB available" in result.stderr
+    assert result.stderr.startswith(
+        f"error: {BASELINE}: needs about 848 TB of memory (at least 424 TB) and this machine "
+        "has 1.0 GB available"
+    )
 
 
 def test_full_scale_fits_a_machine_with_a_few_gb_free() -> None:
     full = load_scenario(FULL_SCALE)
     assert 1.7 * GB < estimate(full).bytes < 3 * GB  # measured 1.7 GB (compiled)
-    assert memory_problem(full, "f", available=3 * GB) is None
-    assert memory_problem(full, "f", available=2 * GB) is not None
+    assert memory_check(full, "f", available=3 * GB) is None
+    assert refuses(memory_check(full, "f", available=2 * GB)) is False  # the floor, 1.3 GB, fits
+    assert refuses(memory_check(full, "f", available=int(1.2 * GB))) is True
 
 
-def test_every_scenario_of_the_library_fits_this_machine() -> None:
-    """The check never stands in the way of a scenario that runs (CI machines have 7 GB+)."""
+def test_full_scale_10x_warns_on_16_gb_and_is_refused_on_8() -> None:
+    ten = load_scenario(TEN_X)
+    assert (ten.catalog.songs, ten.catalog.non_songs, ten.duration) == (
+        2_000_000,
+        18_000_000,
+        7 * 86_400_000,
+    )
+    warned = memory_check(ten, "f", available=16 * GB)
+    assert refuses(warned) is False
+    assert warned is not None
+    assert "needs about 17.8 GB of memory (at least 8.9 GB)" in warned.message
+    assert refuses(memory_check(ten, "f", available=8 * GB)) is True
+
+
+def test_every_scenario_of_the_library_but_full_scale_10x_fits_this_machine() -> None:
+    """The check never stands in the way of a scenario that runs (CI machines have 7 GB+);
+    full-scale-10x is the one meant to be larger (it is never run by the tests)."""
     for path in sorted((ROOT / "scenarios").glob("*.toml")):
-        assert memory_problem(load_scenario(path), str(path), available=4 * GB) is None, path
+        if path != TEN_X:
+            assert memory_check(load_scenario(path), str(path), available=4 * GB) is None, path

@@ -81,17 +81,17 @@ def scenario_options(fn: F) -> F:
 
 
 def load_or_exit(path: Path, overrides: Sequence[str], seed: int | None) -> Scenario:
-    """Load and validate, or print every problem and exit with status 2. A scenario that
-    would need more memory than the machine has is refused here, before anything is built
-    (sim.scenario.footprint)."""
-    from sim.scenario.footprint import memory_problem
+    """Load and validate, or print every problem and exit with status 2. Memory is checked
+    here, before anything is built (sim.scenario.footprint): a scenario that may not fit the
+    machine gets one warning line on stderr and runs, one that cannot fit is refused."""
+    from sim.scenario.footprint import memory_check
     from sim.world.pinned import pin_problems
 
     try:
         scenario = load_scenario(path, overrides=overrides, seed=seed)
-        too_big = memory_problem(scenario, str(path))
-        if too_big:
-            raise ScenarioError([too_big])
+        verdict = memory_check(scenario, str(path))
+        if verdict is not None and verdict.refuse:
+            raise ScenarioError([verdict.message])
         problems = pin_problems(scenario)  # needs the traffic clock, so not a model rule
         if problems:
             raise ScenarioError([f"{path}: {p}" for p in problems])
@@ -99,7 +99,19 @@ def load_or_exit(path: Path, overrides: Sequence[str], seed: int | None) -> Scen
         for problem in exc.problems:
             click.echo(f"error: {problem}", err=True)
         sys.exit(EXIT_USAGE)
+    if verdict is not None:
+        _warn_once(verdict.message)
     return scenario
+
+
+def _warn_once(message: str) -> None:
+    """``warning: message`` on stderr, once per command: a sweep or a capacity search loads
+    the same scenario for every point and seed."""
+    ctx = click.get_current_context(silent=True)
+    shown: set[str] = ctx.meta.setdefault("sim.warned", set()) if ctx is not None else set()
+    if message not in shown:
+        shown.add(message)
+        click.echo(f"warning: {message}", err=True)
 
 
 def backend_options(fn: F) -> F:

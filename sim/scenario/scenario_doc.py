@@ -55,9 +55,11 @@ file must be UTF-8 (a byte that is not is named by its offset and line).
 
 Before anything is built, the commands that run a scenario estimate the memory it needs from
 `catalog.songs`, `catalog.non_songs`, `arrivals.per_day` and `duration`
-(`sim/scenario/footprint.py`: about 0.8 kB a video, 12 bytes a video-day, 5 MB a day; a modest
-over-estimate, 2.7 GB for `full-scale`) and refuse, exit 2, one that needs more than the
-machine has available.
+(`sim/scenario/footprint.py`: about 0.8 kB a video, 12 bytes a video-day, 5 MB a day; an
+over-estimate, by up to 1.9 times: 2.7 GB for `full-scale`, measured 1.7 GB). When the estimate
+exceeds the memory the machine has available they print one `warning:` line (the estimate, its
+floor -- half the estimate --, the memory available and the keys that drive it) and run; when
+even the floor exceeds it they refuse, exit 2.
 
 Units: a *duration* is written `"90s"`, `"5m"`, `"1.5h"`, `"7d"`, `"1h30m"` or `"250ms"` (a bare
 number means seconds); an *instant* is ISO 8601 with an offset
