@@ -16,23 +16,34 @@ from sim.world import World
 
 _DISCOVER: Final = 0
 _CLASSIFY: Final = 1
+LOAD_CHUNK: Final = 1 << 20
+"""Videos handed to the store per bulk call while the catalogue is loaded. The store takes them
+one by one in order, so the chunks change nothing but the set-up's peak: whole-catalogue lists
+of Python ints (three of them, then three per history offset) cost some 36 bytes an item, about
+2 GB at a time for 20M videos (issue 30)."""
 
 
 async def load_catalog(ctx: Ctx, world: World, history_ms: list[int]) -> None:
     """Put the initial catalogue into the database: metadata, songs, and one snapshot per history
     offset for every video published by then (the views it had, from the curves), each logged
     (``HistoryLoaded``)."""
-    cat, start = world.initial, ctx.now
-    await ctx.store.load_catalog(cat.aid.tolist(), cat.published_ms.tolist(), cat.is_song.tolist())
+    cat, start, store = world.initial, ctx.now, ctx.store
+    for lo in range(0, len(cat.aid), LOAD_CHUNK):
+        part = slice(lo, lo + LOAD_CHUNK)
+        await store.load_catalog(
+            cat.aid[part].tolist(), cat.published_ms[part].tolist(), cat.is_song[part].tolist()
+        )
+    history = ctx.emit.history
     for offset in sorted(history_ms, reverse=True):
         t = start - offset
         visible = np.flatnonzero(cat.published_ms <= t)
-        views = world.views_at(visible, t).tolist()
-        aids = cat.aid[visible].tolist()
-        await ctx.store.load_snapshots(aids, [t] * len(aids), views)
-        history = ctx.emit.history
-        for aid, v in zip(aids, views, strict=True):  # the ETA inputs, in the log (issue 26)
-            history(start, aid, t, v)
+        for lo in range(0, len(visible), LOAD_CHUNK):
+            some = visible[lo : lo + LOAD_CHUNK]
+            views = world.views_at(some, t).tolist()
+            aids = cat.aid[some].tolist()
+            await store.load_snapshots(aids, [t] * len(aids), views)
+            for aid, v in zip(aids, views, strict=True):  # the ETA inputs, in the log (issue 26)
+                history(start, aid, t, v)
 
 
 def arrival_events(world: World, start_ms: int, end_ms: int) -> list[tuple[int, int, int]]:
