@@ -26,6 +26,8 @@ ALLOWED_CONSTANTS = {
     ("scheduler/metering.py", "REDIS"),
     # A unit: the rate factor at full rate, in permille (issue 28).
     ("cvsa/throttle.py", "FULL"),
+    # How many videos the simulator hands the store at once while loading (memory, issue 30).
+    ("scheduler/feed.py", "LOAD_CHUNK"),
 }
 
 
