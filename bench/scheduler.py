@@ -81,6 +81,7 @@ r = run_scenario(sc, build_cvsa_model, RunOptions(
     on_stage=by_stage if "by-day" in sys.argv[3:] else None,
 ))
 m = r.manifest
+reducer = resource.getrusage(resource.RUSAGE_CHILDREN)  # the reducer process, ended and reaped
 print(json.dumps({
     "wall_s": m["wall_seconds"], "simulated_s": m["simulated_seconds"],
     "ratio": m["compression_ratio"], "events": m["events"],
@@ -88,6 +89,7 @@ print(json.dumps({
     "sha": m["event_log_sha256"][:12],
     "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
     "reducer_peak_mb": m["reducers"].get("peak_mb", 0),
+    "reducer_cpu_s": reducer.ru_utime + reducer.ru_stime,
 }))
 """
 
@@ -182,7 +184,7 @@ def main() -> None:
     print(
         f"{'scenario':<16} {'simulated':>10} {'run wall':>9} {'process':>8} {'ratio':>9} "
         f"{'events':>11} {'snapshots':>10} {'snaps/s':>8} {'peak MB':>8} {'run MB':>8} "
-        f"{'reducer':>8} {'est. MB':>8}  event log",
+        f"{'reducer':>8} {'est. MB':>8} {'red. CPU':>9}  event log",
         flush=True,
     )
     for path in paths:
@@ -201,14 +203,15 @@ def main() -> None:
             f"{r['process_s']:>7.1f}s {r['ratio']:>9,.0f} {r['events']:>11,} "
             f"{r['snapshots']:>10,} {r['snapshots'] / r['wall_s']:>8,.0f} "
             f"{r['peak_mb'] + r['reducer_peak_mb']:>8,.0f} {r['peak_mb']:>8,.0f} "
-            f"{r['reducer_peak_mb']:>8,.0f} {estimate_mb:>8,.0f}  {r['sha']}",
+            f"{r['reducer_peak_mb']:>8,.0f} {estimate_mb:>8,.0f} {r['reducer_cpu_s']:>8.1f}s"
+            f"  {r['sha']}",
             flush=True,
         )
     print(
         "peak MB: the run's process plus its reducer process (each one's own peak, so the sum"
         " bounds the two together); run MB, reducer: each process's own peak (reducer 0: the"
         " reducers ran inline); est. MB: the estimate `sim run` checks against the memory"
-        " available"
+        " available; red. CPU: the reducer process's user and system time (0 when inline)"
     )
     print(f"(this process: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB)")
 

@@ -1,15 +1,15 @@
 """Metrics: pure streaming reducers over the event log."""
 
-from sim.metrics.base import Reducer, ReducerSink, Samples, percentiles
+from sim.metrics.base import Histogram, Reducer, ReducerSink, percentiles
 from sim.metrics.engine import EventCounts, IterationMetrics, JobMetrics, engine_reducers
 
 __all__ = [
     "EventCounts",
+    "Histogram",
     "IterationMetrics",
     "JobMetrics",
     "Reducer",
     "ReducerSink",
-    "Samples",
     "engine_reducers",
     "percentiles",
 ]

@@ -29,7 +29,7 @@ import numpy as np
 from sim.events import cvsa_kinds as K
 from sim.events.engine_kinds import IdleIterations
 from sim.events.log import Chunk
-from sim.metrics.base import Samples, percentiles
+from sim.metrics.base import Histogram, percentiles
 from sim.metrics.wall_timing import LoadMetrics
 from sim.units import SECOND_MS
 
@@ -85,7 +85,7 @@ class SnapshotMetrics:
     def __init__(self) -> None:
         self.by_type: Counter[str] = Counter()
         self.duplicates = 0
-        self.lateness: dict[int, Samples] = {}
+        self.lateness: dict[int, Histogram] = {}
 
     def feed(self, chunk: Chunk, names: Sequence[str]) -> None:
         taken = chunk.table(K.SnapshotTaken)
@@ -99,7 +99,7 @@ class SnapshotMetrics:
         for code in range(len(_TYPES)):
             sel = types == code
             if sel.any():
-                self.lateness.setdefault(code, Samples()).add(t[sel] - due[sel])
+                self.lateness.setdefault(code, Histogram()).add(t[sel] - due[sel])
 
     def result(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -107,8 +107,8 @@ class SnapshotMetrics:
             "snapshots.duplicates": self.duplicates,
         }
         out.update({f"snapshots.{k}": v for k, v in sorted(self.by_type.items())})
-        for code, samples in sorted(self.lateness.items()):
-            stats = percentiles(samples.array(), f"lateness.{_TYPES[code]}", SECOND_MS)
+        for code, hist in sorted(self.lateness.items()):
+            stats = percentiles(hist, f"lateness.{_TYPES[code]}", SECOND_MS)
             out.update(
                 {(k + "_s" if k.split(".")[-1] != "count" else k): v for k, v in stats.items()}
             )

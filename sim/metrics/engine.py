@@ -19,7 +19,7 @@ from sim.events.engine_kinds import (
 )
 from sim.events.log import Chunk
 from sim.events.schema import KINDS
-from sim.metrics.base import Samples, percentiles
+from sim.metrics.base import Histogram, percentiles
 from sim.units import SECOND_MS
 
 
@@ -54,7 +54,7 @@ class JobMetrics:
     """Per ``queue.job-name``: jobs started, failed, and the wait from due to start."""
 
     def __init__(self) -> None:
-        self.waits: dict[tuple[int, int], Samples] = {}
+        self.waits: dict[tuple[int, int], Histogram] = {}
         self.failed: Counter[tuple[int, int]] = Counter()
         self.names: list[str] = []
 
@@ -67,16 +67,16 @@ class JobMetrics:
             for key in np.unique(keys):
                 sel = keys == key
                 k = (int(key) >> 32, int(key) & 0xFFFFFFFF)
-                self.waits.setdefault(k, Samples()).add(t[sel] - due[sel])
+                self.waits.setdefault(k, Histogram()).add(t[sel] - due[sel])
         finished = chunk.table(JobFinished)
         for row in finished[finished[:, 5] == 0].tolist():
             self.failed[(row[2], row[4])] += 1
 
     def result(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
-        for (q, n), samples in sorted(self.waits.items()):
+        for (q, n), hist in sorted(self.waits.items()):
             prefix = f"jobs.{self.names[q]}.{self.names[n]}"
-            out.update(percentiles(samples.array(), f"{prefix}.wait_s", SECOND_MS))
+            out.update(percentiles(hist, f"{prefix}.wait_s", SECOND_MS))
             out[f"{prefix}.failed"] = self.failed.get((q, n), 0)
         return out
 

@@ -107,7 +107,7 @@ class ProcessReducerSink:
 
     def close(self, fingerprint: str, partial: bool) -> None:
         # The end of the log is sent only when the outcomes are asked for: the child computes
-        # the results (its own peak: every percentile) after the run's process has let its
+        # the results (the findings, the report's tables) after the run's process has let its
         # model go (sim/runner.py), so that the two peaks do not add up.
         self._closed = True
 

@@ -17,7 +17,7 @@ import numpy as np
 
 from sim.events.cvsa_kinds import JobTimed, PortCall
 from sim.events.log import Chunk
-from sim.metrics.base import Samples, percentiles
+from sim.metrics.base import Histogram, percentiles
 from sim.units import SECOND_MS
 
 
@@ -25,8 +25,8 @@ class LoadMetrics:
     """See the module docstring."""
 
     def __init__(self) -> None:
-        self.ops: dict[int, Samples] = {}
-        self.lag: dict[int, Samples] = {}
+        self.ops: dict[int, Histogram] = {}
+        self.lag: dict[int, Histogram] = {}
         self.runs: Counter[int] = Counter()
         self.overruns: Counter[int] = Counter()
         self.names: list[str] = []
@@ -37,34 +37,34 @@ class LoadMetrics:
         if calls.size:
             for method in np.unique(calls[:, 2]).tolist():
                 sel = calls[:, 2] == method
-                self.ops.setdefault(method, Samples()).add(calls[sel, 3])
+                self.ops.setdefault(method, Histogram()).add(calls[sel, 3])
         jobs = chunk.table(JobTimed)
         periodic = jobs[jobs[:, 6] > 0] if jobs.size else jobs
         for name in np.unique(periodic[:, 2]).tolist() if periodic.size else []:
             sel = periodic[periodic[:, 2] == name]
             self.runs[name] += sel.shape[0]
             self.overruns[name] += int((sel[:, 5] > sel[:, 6]).sum())
-            self.lag.setdefault(name, Samples()).add(sel[:, 4])
+            self.lag.setdefault(name, Histogram()).add(sel[:, 4])
 
     def result(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
-        for method, samples in sorted(self.ops.items()):
-            stats = percentiles(samples.array(), f"load.ops.{self.names[method]}", 1000.0)
+        for method, hist in sorted(self.ops.items()):
+            stats = percentiles(hist, f"load.ops.{self.names[method]}", 1000.0)
             out.update({_ms(k): v for k, v in stats.items()})
-        all_lag = []
+        all_lag = Histogram()
         for name, n in sorted(self.runs.items()):
             prefix = f"load.jobs.{self.names[name]}"
             out[f"{prefix}.count"] = n
             out[f"{prefix}.overruns"] = self.overruns[name]
             out[f"{prefix}.overrun_fraction"] = round(self.overruns[name] / n, 6)
-            lag = self.lag[name].array()
-            all_lag.append(lag)
-            stats = percentiles(lag, f"{prefix}.lag", SECOND_MS)
+            all_lag.merge(self.lag[name])
+            stats = percentiles(self.lag[name], f"{prefix}.lag", SECOND_MS)
             out.update({_s(k): v for k, v in stats.items()})
-        if all_lag:
-            lag = np.concatenate(all_lag)
-            out["load.lag.p99_s"] = round(float(np.percentile(lag, 99, method="linear")) / 1000, 6)
-            out["load.lag.max_s"] = round(float(lag.max()) / 1000, 6)
+        if all_lag.n:
+            # The percentile of the lags in ms, then in seconds (not that of the lags in s).
+            (p99,) = all_lag.percentiles([99])
+            out["load.lag.p99_s"] = round(p99 / 1000, 6)
+            out["load.lag.max_s"] = round(float(all_lag.values[-1]) / 1000, 6)
         return out
 
 

@@ -20,6 +20,7 @@ import numpy as np
 
 from sim.events import cvsa_kinds as K
 from sim.events.log import Chunk
+from sim.metrics.base import Histogram
 from sim.metrics.findings.verdicts import (
     EXAMPLES,
     Finding,
@@ -37,29 +38,11 @@ _ARCHIVE = K.SNAPSHOT_TYPE.code("archive")
 QUANTILES = (50, 90, 99)
 
 
-class SecondsHistogram:
-    """Counts of integer values (seconds), merged chunk by chunk; bounded by distinct values."""
-
-    def __init__(self) -> None:
-        self.values = np.zeros(0, np.int64)
-        self.counts = np.zeros(0, np.int64)
-
-    def add(self, values: np.ndarray) -> None:
-        v, c = np.unique(values, return_counts=True)
-        allv = np.concatenate([self.values, v])
-        allc = np.concatenate([self.counts, c])
-        self.values, inverse = np.unique(allv, return_inverse=True)
-        self.counts = np.bincount(inverse, weights=allc).astype(np.int64)
-
-    @property
-    def total(self) -> int:
-        return int(self.counts.sum())
-
-    def quantile(self, p: float) -> int:
-        """The smallest value with at least ``p`` % of the samples at or below it."""
-        cum = np.cumsum(self.counts)
-        need = max(1, int(np.ceil(p / 100 * cum[-1])))
-        return int(self.values[np.searchsorted(cum, need)])
+def nearest_rank(hist: Histogram, p: float) -> int:
+    """The smallest value with at least ``p`` % of the samples at or below it."""
+    cum = np.cumsum(hist.counts)
+    need = max(1, int(np.ceil(p / 100 * cum[-1])))
+    return int(hist.values[np.searchsorted(cum, need)])
 
 
 class Levelling:
@@ -82,7 +65,7 @@ class Levelling:
         # (warn, fail) per type: archive runs weekly (§13b), normal every 6-72 h (§11.6).
         self.limits = {_ARCHIVE: (warn_p99_archive, fail_p99_archive)}
         self.default_limits = (warn_p99, fail_p99)
-        self.delays: dict[int, SecondsHistogram] = {}  # type -> delay histogram (s)
+        self.delays: dict[int, Histogram] = {}  # type -> delay histogram (s)
         self.pushed: dict[int, int] = {}  # type -> rows whose due window != target window
         # target window -> [rows pushed out of it, largest delay, its aid, its type]
         self.windows: dict[int, list[int]] = {}
@@ -100,7 +83,7 @@ class Levelling:
         out = target != due - due % self.window_ms
         for code in np.unique(types).tolist():
             sel = types == code
-            self.delays.setdefault(code, SecondsHistogram()).add(delay[sel] // SECOND_MS)
+            self.delays.setdefault(code, Histogram()).add(delay[sel] // SECOND_MS)
             self.pushed[code] = self.pushed.get(code, 0) + int(out[sel].sum())
         if not out.any():
             return
@@ -126,18 +109,18 @@ class Levelling:
     def finding(self) -> Finding:
         types = sorted(self.delays)
         word = K.SNAPSHOT_TYPE.word
-        rows = sum(self.delays[c].total for c in types)
+        rows = sum(self.delays[c].n for c in types)
         pushed = sum(self.pushed.values())
         share = pushed / rows if rows else 0.0
         numbers: dict[str, Any] = {"rows": rows, "pushed": pushed, "pushed_share": round(share, 6)}
         p99: dict[int, int] = {}
         for c in types:
             h = self.delays[c]
-            p99[c] = h.quantile(99) * SECOND_MS
-            numbers[f"{word(c)}.rows"] = h.total
+            p99[c] = nearest_rank(h, 99) * SECOND_MS
+            numbers[f"{word(c)}.rows"] = h.n
             numbers[f"{word(c)}.pushed"] = self.pushed.get(c, 0)
             for q in QUANTILES:
-                numbers[f"{word(c)}.delay_p{q}_s"] = h.quantile(q)
+                numbers[f"{word(c)}.delay_p{q}_s"] = nearest_rank(h, q)
             numbers[f"{word(c)}.delay_max_s"] = int(h.values[-1])
         numbers["delay_p99_s"] = max(p99.values(), default=0) // SECOND_MS
         verdicts = {c: severity_at_least(p99[c], *self._limits(c)) for c in types}

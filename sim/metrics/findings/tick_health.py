@@ -23,7 +23,7 @@ from sim.events.engine_kinds import (
     JobStarted,
 )
 from sim.events.log import Chunk
-from sim.metrics.base import Samples
+from sim.metrics.base import Histogram
 from sim.metrics.findings.fault_windows import FaultWindows
 from sim.metrics.findings.verdicts import (
     EXAMPLES,
@@ -63,7 +63,7 @@ class TickHealth:
         self.overlong_count = 0
         self.depth: dict[int, int] = {}  # queue -> jobs added and not started
         self.peak: dict[int, tuple[int, int]] = {}  # queue -> (peak depth, when)
-        self.waits: dict[int, Samples] = {}
+        self.waits: dict[int, Histogram] = {}
 
     def feed(self, chunk: Chunk, names: Sequence[str]) -> None:
         self.names = list(names)
@@ -115,13 +115,12 @@ class TickHealth:
         if started.size:
             for q in np.unique(started[:, 2]).tolist():
                 sel = started[:, 2] == q
-                self.waits.setdefault(q, Samples()).add(started[sel, 1] - started[sel, 5])
+                self.waits.setdefault(q, Histogram()).add(started[sel, 1] - started[sel, 5])
 
     def finding(self) -> Finding:
         total = sum(self.iterations.values())
         missed = sum(self.missed.values())
-        waits = {self.names[q]: s.array() for q, s in sorted(self.waits.items()) if s.array().size}
-        p99 = {q: float(np.percentile(w, 99, method="linear")) for q, w in waits.items()}
+        p99 = {self.names[q]: h.percentiles([99])[0] for q, h in sorted(self.waits.items()) if h.n}
         worst_q = max(p99, key=lambda q: (p99[q], q), default=None)
         worst_p99 = p99[worst_q] if worst_q is not None else 0.0
         peak_q, (peak, peak_at) = max(

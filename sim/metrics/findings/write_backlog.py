@@ -18,8 +18,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-
 from sim.events.engine_kinds import RunEnded
 from sim.events.log import Chunk
 from sim.events.write_kinds import (
@@ -29,6 +27,7 @@ from sim.events.write_kinds import (
     SnapshotsFlushed,
     WriteBufferLost,
 )
+from sim.metrics.base import Histogram
 from sim.metrics.findings.verdicts import Finding, Severity, duration, finding_metrics, local
 from sim.units import Ms
 
@@ -59,7 +58,7 @@ class WriteBacklog:
         self.peak_at: Ms | None = None
         self.episodes: list[tuple[Ms, Ms]] = []
         self.above_since: Ms | None = None
-        self.waits: list[np.ndarray] = []
+        self.waits = Histogram()  # flushes' waits for a connection (ms)
         self.pressure: list[tuple[Ms, Ms]] = []
         self.pressure_since: Ms | None = None
         self.held_back = 0
@@ -69,10 +68,7 @@ class WriteBacklog:
     def feed(self, chunk: Chunk, names: Sequence[str]) -> None:
         issued = chunk.table(FlushIssued)
         flushed = chunk.table(SnapshotsFlushed)
-        if issued.shape[0]:
-            self.waits.append(
-                issued[:, 5] - issued[:, 1]
-            )  # start - issued: waiting for a connection
+        self.waits.add(issued[:, 5] - issued[:, 1])  # start - issued: waiting for a connection
         self.flushes += flushed.shape[0]
         self.rows_written += int(flushed[:, 3].sum())
         self.stored += int(flushed[:, 4].sum())
@@ -107,8 +103,7 @@ class WriteBacklog:
         if self.pressure_since is not None and end is not None:
             pressure.append((self.pressure_since, end))
         longest = max(episodes, key=lambda e: (e[1] - e[0], -e[0]), default=None)
-        waits = np.concatenate(self.waits) if self.waits else np.zeros(0, np.int64)
-        p99_wait = float(np.percentile(waits, 99)) if waits.size else 0.0
+        p99_wait = self.waits.percentiles([99])[0] if self.waits.n else 0.0
         capacity = f"capacity {self.connections} connection(s) x {self.rows_per_second:g} rows/s"
         tz = self.tz_offset_ms
         parts = []

@@ -11,7 +11,7 @@ import numpy.typing as npt
 
 from sim.events import cvsa_kinds as K
 from sim.events.log import Chunk
-from sim.metrics.base import Samples, percentiles
+from sim.metrics.base import Histogram, percentiles
 from sim.metrics.invariants.common import (
     DEFAULT_CAPTURE_BOUND_MS,
     DEFAULT_STALE_INTERVAL_MS,
@@ -132,8 +132,8 @@ class MilestoneCapture:
         """Crossings whose deadline the log has passed (indexes below this, by instant)."""
         self.v = _Violations("missed_milestones")
         self.untracked_missed = 0
-        self.latency = Samples()
-        self.bracket = Samples()
+        self.latency = Histogram()
+        self.bracket = Histogram()
         self.now: Ms | None = None
 
     def feed(self, chunk: Chunk, names: Sequence[str]) -> None:
@@ -209,8 +209,8 @@ class MilestoneCapture:
             "milestones.captured": captured,
             "milestones.hidden": self.hidden,
         }
-        for name, samples in (("capture_latency", self.latency), ("bracket_width", self.bracket)):
-            stats = percentiles(samples.array(), f"milestones.{name}", SECOND_MS)
+        for name, hist in (("capture_latency", self.latency), ("bracket_width", self.bracket)):
+            stats = percentiles(hist, f"milestones.{name}", SECOND_MS)
             out.update({(k if k.endswith(".count") else k + "_s"): v for k, v in stats.items()})
         return out
 
