@@ -228,6 +228,8 @@ def _run(
         spec = opts.backends or spec_of(scenario)
         chosen = make_backends(spec, real_clock=speed is not None)
         model = build_model(scenario, engine, streams, chosen)
+        if interrupts is not None:  # a signal during the world's drawing whose exception was lost
+            interrupts.raise_pending()
         reduction.metrics.extend(model.reducers())
         if reduction.series is not None:
             reduction.series.append(_series_set(model, scenario))

@@ -6,6 +6,7 @@ fixed time (tests/conftest.py ``wait_for_line``)."""
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 import os
@@ -129,6 +130,18 @@ def test_a_signal_during_set_up_raises_and_one_while_running_stops_the_engine() 
     assert cancelled == []
     interrupts.handle(signal.SIGINT, None)
     assert cancelled == [True]
+
+
+def test_a_set_up_signal_whose_exception_was_lost_is_raised_at_the_next_checkpoint() -> None:
+    """The handler's exception can land where it is dropped (the import of a compiled module
+    dropped one, and the run went on); the set-up's checkpoints raise it again."""
+    interrupts = Interrupts(lambda _: None)
+    with contextlib.suppress(Interrupted):  # lost, as it was inside that import
+        interrupts.handle(signal.SIGINT, None)
+    with pytest.raises(Interrupted) as caught:
+        interrupts.running()  # the checkpoint before the engine's loop
+    assert (caught.value.stage, caught.value.exit_status) == ("set-up", 130)
+    assert interrupts.stage == "set-up"  # never ran
 
 
 @pytest.mark.parametrize(

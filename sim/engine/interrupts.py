@@ -5,7 +5,11 @@ A run passes through three stages, and a signal means something different in eac
 * **set-up** (the world is drawn, the initial state loaded): nothing has been simulated, so the
   signal aborts at once with :class:`Interrupted`, which the command line reports in one line.
   Set-up can take tens of seconds at full scale without one trio checkpoint, so the handler is a
-  plain Python one, which runs between any two bytecodes, not a trio signal receiver;
+  plain Python one, which runs between any two bytecodes, not a trio signal receiver. An
+  exception raised from a handler can be lost where it lands (seen: inside the import of a
+  compiled module, whose initialisation dropped it), so the signal is also remembered and
+  raised again at the set-up's checkpoints (:meth:`Interrupts.raise_pending`: the world built,
+  the initial state loaded);
 * **running**: the first signal asks the engine to stop after its current entry, so that the
   log closes, marked partial, and the report of what ran is written; a second one cancels
   in-flight I/O too (a hung server);
@@ -77,8 +81,9 @@ class Interrupts:
         self.stage = "running"
 
     def raise_pending(self) -> None:
-        """Raise a set-up signal that came while trio was in its own bookkeeping, where nothing
-        may be raised (it cancelled the run's I/O instead, so the set-up ends soon)."""
+        """Raise a set-up signal that was not acted on: one that came while trio was in its own
+        bookkeeping, where nothing may be raised (it cancelled the run's I/O instead, so the
+        set-up ends soon), or one whose exception was lost where the handler raised it."""
         if self._pending:
             assert self.signum is not None
             raise Interrupted(self.signum, "set-up")
@@ -95,8 +100,9 @@ class Interrupts:
         self._presses += 1
         name = signal.Signals(signum).name
         if self.stage == "set-up":
+            self._pending = True  # raised again at the next checkpoint if this one is lost
             if _in_trio() and trio.lowlevel.currently_ki_protected():
-                self._pending = True  # in trio's own bookkeeping: end the set-up by cancelling
+                # In trio's own bookkeeping: end the set-up by cancelling.
                 self._stop()
                 if self._cancel is not None:
                     self._cancel()
