@@ -72,16 +72,17 @@ def draw_initial(scenario: Scenario, streams: RandomStreams, clock: TrafficClock
     """Draw the initial catalog of ``catalog.songs + catalog.non_songs`` videos."""
     cat, cur = scenario.catalog, scenario.curves
     n = cat.songs + cat.non_songs
-    draws = _slot_draws(streams, n, cur.recount_steps_max)
     is_song = np.arange(n) < cat.songs
-    family = family_of(draws.pop("u_family"), cur.weights.as_tuple())
-    published = scenario.start_ms - ages_ms(family, draws.pop("u_age"), scenario)
-    z = draws.pop("z_views")
+    family = family_of(_uniform(streams, "catalog", "family", n), cur.weights.as_tuple())
+    age_ms = ages_ms(family, _uniform(streams, "catalog", "age", n), scenario)
+    published = scenario.start_ms - age_ms
+    z = _normal(streams, "catalog", "views", n)
     views = np.where(
         is_song,
         fm.lognormal(z, cat.song_views_median, cat.song_views_sigma),
         fm.lognormal(z, cat.other_views_median, cat.other_views_sigma),
     )
+    del z
     views = np.minimum(views, 2e9)  # views is an int column in video_snapshot (§2.2)
     rate = np.zeros(n)
     appr = np.flatnonzero(family == Family.APPROACHER)
@@ -93,40 +94,58 @@ def draw_initial(scenario: Scenario, streams: RandomStreams, clock: TrafficClock
     order = np.argsort(published, kind="stable")
     published, family, is_song = published[order], family[order], is_song[order]
     views, rate = views[order], rate[order]
-    draws = {k: v[order] for k, v in draws.items()}
+    draws = _Draws(streams, n, cur.recount_steps_max, order)
     d = Draft.zeros(clock.hours_many(published))
     _fill_curves(d, family, views, rate, draws, scenario, clock)
     rc = np.flatnonzero(family == Family.RECOUNT)
-    recount_ms, frac = _recount_plan({k: v[rc] for k, v in draws.items()}, scenario)
+    recount_ms, frac = _recount_plan(draws, rc, scenario)
     return InitialCatalog(published, family, is_song, d, rc, recount_ms, frac)
 
 
-def _slot_draws(streams: RandomStreams, n: int, steps: int) -> dict[str, F8]:
-    """One array per random quantity, one row per slot, each from its own keyed stream."""
+def _uniform(streams: RandomStreams, stream: str, q: str, size: int | tuple[int, int]) -> F8:
+    out: F8 = streams.fresh_numpy(stream, q).random(size)
+    return out
 
-    def uniform(stream: str, q: str, size: int | tuple[int, int] = n) -> F8:
-        out: F8 = streams.fresh_numpy(stream, q).random(size)
+
+def _normal(streams: RandomStreams, stream: str, q: str, size: int | tuple[int, int]) -> F8:
+    out: F8 = streams.fresh_numpy(stream, q).standard_normal(size)
+    return out
+
+
+@dataclass(frozen=True)
+class _Draws:
+    """The curves' per-slot draws, read by publication rank.
+
+    Each quantity is drawn for every slot from its own keyed stream (the module docstring) when
+    it is asked for, and only the rows asked for are kept: no more than one quantity's draws for
+    every video is alive at a time (at 20M videos, all seventeen a video at once took 2.7 GB,
+    and reordering them by publication made a second copy).
+    """
+
+    streams: RandomStreams
+    n: int
+    steps: int
+    """Draws per video of the recount quantities (``recount_steps_max``)."""
+    slot: I8
+    """Publication rank -> slot."""
+
+    def uniform(self, q: str, rows: I8) -> F8:
+        """``curves`` quantity ``q`` of the videos at publication ranks ``rows``."""
+        out: F8 = _uniform(self.streams, "curves", q, self.n)[self.slot[rows]]
         return out
 
-    def normal(stream: str, q: str, size: int | tuple[int, int] = n) -> F8:
-        out: F8 = streams.fresh_numpy(stream, q).standard_normal(size)
+    def normal(self, q: str, rows: I8) -> F8:
+        out: F8 = _normal(self.streams, "curves", q, self.n)[self.slot[rows]]
         return out
 
-    return {
-        "u_family": uniform("catalog", "family"),
-        "u_age": uniform("catalog", "age"),
-        "z_views": normal("catalog", "views"),
-        "z_ratio": normal("curves", "steady"),
-        "z_burst": normal("curves", "fresh.size"),
-        "z_half": normal("curves", "fresh.half"),
-        "u_surge": uniform("curves", "viral.when"),
-        "z_surge": normal("curves", "viral.size"),
-        "z_rise": normal("curves", "viral.rise"),
-        "z_decay": normal("curves", "viral.decay"),
-        "u_steps": uniform("curves", "recount.count"),
-        "u_step_at": uniform("curves", "recount.when", (n, steps)),
-        "z_drop": normal("curves", "recount.size", (n, steps)),
-    }
+    def uniform_steps(self, q: str, rows: I8) -> F8:
+        """Per recount step: an ``(len(rows), steps)`` array."""
+        out: F8 = _uniform(self.streams, "curves", q, (self.n, self.steps))[self.slot[rows]]
+        return out
+
+    def normal_steps(self, q: str, rows: I8) -> F8:
+        out: F8 = _normal(self.streams, "curves", q, (self.n, self.steps))[self.slot[rows]]
+        return out
 
 
 def _fill_curves(
@@ -134,7 +153,7 @@ def _fill_curves(
     family: I1,
     views: F8,
     rate: F8,
-    draws: dict[str, F8],
+    draws: _Draws,
     scenario: Scenario,
     clock: TrafficClock,
 ) -> None:
@@ -149,33 +168,35 @@ def _fill_curves(
     sel = members(Family.DORMANT)
     fm.dormant(d, sel, views[sel])
     sel = members(Family.STEADY, Family.VIRAL, Family.RECOUNT)
-    fm.steady(d, sel, views[sel], s0[sel], draws["z_ratio"][sel], cur)
+    fm.steady(d, sel, views[sel], s0[sel], draws.normal("steady", sel), cur)
     sel = members(Family.FRESH)
-    fm.fresh(d, sel, draws["z_burst"][sel], draws["z_half"][sel], cur)
+    fm.fresh(d, sel, draws.normal("fresh.size", sel), draws.normal("fresh.half", sel), cur)
     sel = members(Family.VIRAL)
-    centre_ms = start + np.round(draws["u_surge"][sel] * (end - start)).astype(np.int64)
+    u_surge = draws.uniform("viral.when", sel)
+    centre_ms = start + np.round(u_surge * (end - start)).astype(np.int64)
     centre = clock.hours_many(centre_ms) - d.start_hours[sel]
-    z = (draws["z_surge"][sel], draws["z_rise"][sel], draws["z_decay"][sel])
-    fm.surge(d, sel, centre, *z, cur)
+    z = (draws.normal("viral.size", sel), draws.normal("viral.rise", sel))
+    fm.surge(d, sel, centre, *z, draws.normal("viral.decay", sel), cur)
     fm.viral_offset(d, sel, views[sel], s0[sel])
     sel = members(Family.APPROACHER)
     d.rate[sel] = rate[sel]
     d.offset[sel] = np.maximum(views[sel] - rate[sel] * s0[sel], 0.0)
 
 
-def _recount_plan(draws: dict[str, F8], scenario: Scenario) -> tuple[I8, F8]:
+def _recount_plan(draws: _Draws, rc: I8, scenario: Scenario) -> tuple[I8, F8]:
     """Step instants (sorted, padded with :data:`NEVER_MS`) and drop fractions of the recount
-    videos, whose draws are ``draws``. The drops in views are set later, on the finished curve."""
+    videos at publication ranks ``rc``. The drops in views are set later, on the finished
+    curve."""
     cur, start, end = scenario.curves, scenario.start_ms, scenario.end_ms
-    count = 1 + np.floor(draws["u_steps"] * cur.recount_steps_max).astype(np.int64)
+    u_steps = draws.uniform("recount.count", rc)
+    count = 1 + np.floor(u_steps * cur.recount_steps_max).astype(np.int64)
     used = np.arange(cur.recount_steps_max) < count[:, None]
     recount_ms = np.full(used.shape, NEVER_MS, np.int64)
-    at = start + draws["u_step_at"] * (end - start)
+    at = start + draws.uniform_steps("recount.when", rc) * (end - start)
     recount_ms[used] = np.round(at[used]).astype(np.int64)
     recount_ms.sort(axis=1)
-    frac = np.minimum(
-        fm.lognormal(draws["z_drop"], cur.recount_drop_median, cur.recount_drop_sigma), 1.0
-    )
+    z_drop = draws.normal_steps("recount.size", rc)
+    frac = np.minimum(fm.lognormal(z_drop, cur.recount_drop_median, cur.recount_drop_sigma), 1.0)
     return recount_ms, frac
 
 

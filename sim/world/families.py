@@ -66,27 +66,33 @@ class Draft:
 
     def table(self) -> CurveTable:
         """Freeze into a compact :class:`CurveTable` (float32 where it is safe), no recounts."""
-        flags = np.where(self.burst > 0, FRESH_BIT, 0) | np.where(self.surge > 0, SURGE_BIT, 0)
-        as4 = np.float32
-        return CurveTable(
-            offset=self.offset.copy(),
-            start_hours=self.start_hours.copy(),
-            rate=self.rate.astype(as4),
-            burst=self.burst.astype(as4),
-            half=self.half.astype(as4),
-            surge=self.surge.astype(as4),
-            surge_at=self.surge_at.astype(as4),
-            rise=self.rise.astype(as4),
-            decay=self.decay.astype(as4),
-            flags=flags.astype(np.uint8),
-            recount=RecountSteps.empty(),
-        )
+        return Draft.table_of([self])
 
     @staticmethod
-    def concat(parts: list[Draft]) -> Draft:
-        """One draft holding the rows of ``parts`` in order."""
-        names = Draft.__dataclass_fields__
-        return Draft(**{k: np.concatenate([getattr(p, k) for p in parts]) for k in names})
+    def table_of(parts: list[Draft]) -> CurveTable:
+        """The rows of ``parts`` in order, frozen as :meth:`table` does. Built a column at a
+        time: at 20M videos a whole concatenated draft was another 1.4 GB at the world's peak."""
+
+        def joined(name: str) -> F8:
+            out: F8 = np.concatenate([getattr(p, name) for p in parts])
+            return out
+
+        flags = np.zeros(sum(len(p.offset) for p in parts), np.uint8)
+        narrow: dict[str, npt.NDArray[np.float32]] = {}
+        for name in ("rate", "burst", "half", "surge", "surge_at", "rise", "decay"):
+            wide = joined(name)
+            if name == "burst":
+                flags[wide > 0] |= FRESH_BIT
+            elif name == "surge":
+                flags[wide > 0] |= SURGE_BIT
+            narrow[name] = wide.astype(np.float32)
+        return CurveTable(
+            offset=joined("offset"),
+            start_hours=joined("start_hours"),
+            flags=flags,
+            recount=RecountSteps.empty(),
+            **narrow,
+        )
 
 
 def steady(d: Draft, sel: I8, views: F8, s0: F8, z_ratio: F8, cfg: CurvesSection) -> None:

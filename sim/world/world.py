@@ -141,7 +141,7 @@ class World:
         first = apply_pins(first, scenario, pins, rows)
         pinned = {v.aid: int(i) for v, i in zip(scenario.world.videos, rows, strict=True)}
         aid[rows] = list(pinned)
-        table = _with_recounts(Draft.concat([first.draft, late_draft]).table(), first, clock)
+        table = _with_recounts(Draft.table_of([first.draft, late_draft]), first, clock)
         catalog = draw_availability(scenario, streams, "catalog", first.published_ms, True)
         avail = Availability.concat(
             [
