@@ -48,7 +48,7 @@ _POS_MASK: Final = (1 << POS_BITS) - 1
 _ORDER_RANK: Final = {ScheduleType.NORMAL: 0, ScheduleType.ARCHIVE: 1}
 
 ActiveHook = Callable[[int, int, bool], None]
-"""Called with (aid, type code, now_active) when a video gains its first or loses its last
+"""Called with (slot, type code, now_active) when a video gains its first or loses its last
 active row of a type."""
 SEVERAL: Final = -1
 """In an active column: the video has several active rows of the type (see ``_several``)."""
@@ -109,7 +109,10 @@ class ScheduleTable:
 
     def _active_of(self, aid: int, type_code: int) -> int:
         """The active column's value for ``aid`` (0 when the aid has no slot yet)."""
-        s = self._slot_get(aid)
+        return self._active_at(self._slot_get(aid), type_code)
+
+    def _active_at(self, s: int, type_code: int) -> int:
+        """The active column's value for slot ``s`` (0 for -1, no slot)."""
         column = self._active[type_code]
         return column.get(s) if 0 <= s < column.n else 0
 
@@ -159,7 +162,7 @@ class ScheduleTable:
         have = column.get(s)
         if have == 0:
             column.set(s, i)
-            self._on_active_change(self._slot_aid.get(s), t, True)
+            self._on_active_change(s, t, True)
         elif have == SEVERAL:
             self._several[t][s].append(i)
         else:
@@ -177,7 +180,7 @@ class ScheduleTable:
                 del self._several[t][s]
         else:
             column.set(s, 0)
-            self._on_active_change(self._slot_aid.get(s), t, False)
+            self._on_active_change(s, t, False)
 
     def _set(self, i: int, status: int) -> None:
         old = self._status.get(i)

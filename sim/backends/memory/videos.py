@@ -1,9 +1,10 @@
 """``bilibili_metadata``, ``songs``, ``video_snapshot`` and ``eta`` in memory.
 
 Every aid the tables see gets a dense slot, and per-video values are columns indexed by slot
-(:mod:`~sim.backends.memory.columns`; about 60 bytes a video plus 16 bytes a snapshot): at full
-scale that is two million videos. A video's snapshots are one interleaved ``vec[i64]``
-``[t0, v0, t1, v1, ...]`` in time order, grown by a quarter at a time (:func:`_appended`).
+(:mod:`~sim.backends.memory.columns`; about 40 bytes a video, 32 more for one with an eta row):
+at full scale that is two million videos. A video's snapshots are one interleaved ``vec[i64]``
+``[t0, v0, t1, v1, ...]`` in time order, grown by a quarter at a time (:func:`_appended`): 16
+bytes a snapshot, plus 48 a video (its place in the column, and the buffer's header and room).
 The milestone candidates (§11.1) are kept as sets, re-checked whenever a video's latest views,
 its eta or its song flag change.
 """
@@ -220,9 +221,9 @@ class VideoTables:
         self._published = I64Column()
         self._bili_code = I32Column()
         self._eta_row = I32Column()
-        """By slot: the index of the video's eta row in the eta columns (0: none). Few videos
-        have one (the milestone candidates'), so its four columns are not kept by slot: 28
-        bytes a video less, 560 MB at 20M videos."""
+        """By slot: the index of the video's eta row in the eta columns (0: none). The four
+        eta columns grow by eta row, not by slot: a video that never had one (two thirds of
+        them at full scale on day 10) costs 4 bytes instead of 32."""
         self._eta = F64Column()
         self._speed = F64Column()
         self._eta_views = I64Column()
@@ -256,8 +257,8 @@ class VideoTables:
             self._snaps.append_empty()
         return s
 
-    def _video_added(self, aid: int, song: bool) -> None:
-        """Hook for the store: a video (or a song) joined the catalogue."""
+    def _video_added(self, s: int, song: bool) -> None:
+        """Hook for the store: the video (or song) in slot ``s`` joined the catalogue."""
 
     # -- catalogue ----------------------------------------------------------------------------
     async def add_video(self, aid: int, published_ms: Ms) -> None:
@@ -267,7 +268,7 @@ class VideoTables:
         self._flags.set(s, self._flags.get(s) | IS_VIDEO)
         if not self._flags.get(s) & IS_SONG:  # a song keeps the time songs.published_at has
             self._published.set(s, published_ms)
-        self._video_added(aid, False)
+        self._video_added(s, False)
 
     async def add_song(self, aid: int, published_ms: Ms) -> bool:
         s = self._slot_of(aid)
@@ -278,7 +279,7 @@ class VideoTables:
         # it); one column holds both, since only a song's time is ever read.
         if not self._flags.get(s) & IS_VIDEO:
             self._published.set(s, published_ms)
-        self._video_added(aid, True)
+        self._video_added(s, True)
         self._recheck_candidate(aid, s)
         return True
 
@@ -313,14 +314,6 @@ class VideoTables:
     async def song_published_ms(self, aid: int) -> Ms | None:
         s = self._slot.get(aid)
         return None if s < 0 or not self._flags.get(s) & IS_SONG else self._published.get(s)
-
-    def _is_song(self, aid: int) -> bool:
-        s = self._slot.get(aid)
-        return s >= 0 and bool(self._flags.get(s) & IS_SONG)
-
-    def _is_video(self, aid: int) -> bool:
-        s = self._slot.get(aid)
-        return s >= 0 and bool(self._flags.get(s) & IS_VIDEO)
 
     async def video_status(self, aid: int) -> int:
         s = self._slot.get(aid)
