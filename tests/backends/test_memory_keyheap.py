@@ -94,10 +94,12 @@ def test_columns_keep_values_across_chunks() -> None:
 )
 @settings(max_examples=200, deadline=None)
 def test_aid_index_answers_as_a_dict(aids: list[int], probes: list[int]) -> None:
-    index, model = AidIndex(), {}
+    column = I64Column()
+    index, model = AidIndex(column), {}
     for aid in aids:  # grows past its first 1,024 places
         if aid not in model:
             model[aid] = len(model)
+            column.append(aid)
             index.add(aid, model[aid])
     assert len(index) == len(model)
     for aid in [*aids, *probes]:

@@ -227,32 +227,34 @@ class SlotBits:
         return out
 
 
-_EMPTY: Final = -(1 << 63)
-"""A free place in :class:`AidIndex` (no aid is the smallest int64)."""
-
-
-def _free_table(places: i64) -> vec[i64]:
-    """A table of ``places`` free places. A free place's slot is never read, so every item
-    starts as :data:`_EMPTY`: the vec is made from a one-item list repeated (mypyc 2.4.1 stops
-    with an internal error on ``vec[i64]([_EMPTY, 0] * places)``)."""
-    return vec[i64]([_EMPTY] * (2 * places))
+def _free_table(places: i64) -> vec[i32]:
+    """A table of ``places`` free places, filled a place at a time (a list of that many zeros
+    first would be 8 bytes a place of pointers, twice the table, while it grows)."""
+    table = vec[i32](capacity=places)
+    for _ in range(places):
+        table = append(table, 0)
+    return table
 
 
 @final
 class AidIndex:
-    """aid -> slot, an open-addressing hash table in one int64 vec: ``[aid, slot, aid, slot,
-    ...]``, linear probing, at most three quarters full.
+    """aid -> slot, an open-addressing hash table of slots in one int32 vec, linear probing, at
+    most three quarters full. A place holds ``slot + 1`` (0: free); the aid it stands for is
+    read back from the slot -> aid column the index is given, which the caller fills first.
 
     A dict of two million ints costs about 100 bytes an entry (its table, an int object for the
-    key and one for the value) and a lookup reads three or four places in memory; here a place
-    costs 16 bytes, an entry 21-43 bytes (32 at full scale: 2.12M aids in 2^22 places), and a
-    lookup usually reads one cache line, four places, even at three quarters full with the
-    catalogue's aids (docs/performance.md "A columnar memory store"). A load factor of a half
-    would double the table at full scale (2.12M aids are just over 2^21).
+    key and one for the value). A place here costs 4 bytes, an entry 5-11 bytes (8 at full
+    scale: 2.12M aids in 2^22 places; 134 MB for 20M videos in 2^25 places, where places of
+    (aid, slot) took 537 MB). A hit reads its place, then the aid in the column, usually at the
+    first place tried: 2.3 places a hit on average at three quarters full with the catalogue's
+    aids (docs/performance.md "A columnar memory store"). A load factor of a half would double
+    the table at full scale (2.12M aids are just over 2^21).
     Entries are never removed (a video keeps its slot)."""
 
-    def __init__(self) -> None:
-        self._table: vec[i64] = _free_table(1024)
+    def __init__(self, aids: I64Column) -> None:
+        self._aids = aids
+        """slot -> aid: the column whose slots the places hold."""
+        self._table: vec[i32] = _free_table(1024)
         self._mask: i64 = 1023
         self.n: i64 = 0
 
@@ -268,35 +270,38 @@ class AidIndex:
     def get(self, aid: i64) -> int:
         """The aid's slot, or -1."""
         table = self._table
+        aids = self._aids
         mask = self._mask
         pos = self._home(aid)
         while True:
-            key = table[2 * pos]
-            if key == aid:
-                return table[2 * pos + 1]
-            if key == _EMPTY:
+            place = i64(table[pos])
+            if place == 0:
                 return -1
+            if aids.get(place - 1) == aid:
+                return place - 1
             pos = (pos + 1) & mask
 
     def add(self, aid: i64, slot: i64) -> None:
-        """Map a new aid (not in the table) to ``slot``."""
+        """Map a new aid (not in the table) to ``slot``, whose aid the column already holds."""
         if 4 * (self.n + 1) > 3 * (self._mask + 1):
             self._grow()
+        self._put(aid, slot)
+        self.n += 1
+
+    def _put(self, aid: i64, slot: i64) -> None:
         table = self._table
         mask = self._mask
         pos = self._home(aid)
-        while table[2 * pos] != _EMPTY:
+        while table[pos] != 0:
             pos = (pos + 1) & mask
-        table[2 * pos] = aid
-        table[2 * pos + 1] = slot
-        self.n += 1
+        table[pos] = i32(slot + 1)
 
     def _grow(self) -> None:
         old = self._table
         size = 2 * (self._mask + 1)
         self._table = _free_table(size)
         self._mask = size - 1
-        self.n = 0
-        for k in range(0, len(old), 2):
-            if old[k] != _EMPTY:
-                self.add(old[k], old[k + 1])
+        for k in range(len(old)):
+            place = i64(old[k])
+            if place != 0:
+                self._put(self._aids.get(place - 1), place - 1)

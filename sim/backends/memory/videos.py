@@ -214,9 +214,9 @@ class VideoTables:
     """The video half of :class:`~sim.backends.memory.MemoryStore`."""
 
     def __init__(self) -> None:
-        self._slot = AidIndex()
-        """aid -> slot (-1: none)."""
         self._aids = I64Column()
+        self._slot = AidIndex(self._aids)
+        """aid -> slot (-1: none)."""
         self._flags = U8Column()
         self._published = I64Column()
         self._bili_code = I32Column()
@@ -248,8 +248,8 @@ class VideoTables:
         s = self._slot.get(aid)
         if s < 0:
             s = self._aids.n
-            self._slot.add(aid, s)
             self._aids.append(aid)
+            self._slot.add(aid, s)
             self._flags.append(0)
             self._published.append(-1)
             self._bili_code.append(0)
