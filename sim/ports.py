@@ -17,7 +17,7 @@ in-memory backend never suspends, so a call costs its coroutine and no I/O.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Final, Literal, NamedTuple, Protocol
 
 from sim.cvsa.job_table import JobSpec, JobState, RunRow, SkippedRun
@@ -152,12 +152,14 @@ class ScheduleReads(Protocol):
         """Every aid with a pending or processing row of ``type``."""
         ...
 
-    async def songs_without_active_schedule(self, type: ScheduleType) -> list[int]:
+    async def songs_without_active_schedule(self, type: ScheduleType) -> Collection[int]:
         """Songs with no pending or processing row of ``type``, ascending
-        (``getVideosWithoutActiveSnapshotScheduleByType``, reference §11.7, §13b)."""
+        (``getVideosWithoutActiveSnapshotScheduleByType``, reference §11.7, §13b). Any
+        collection: the memory store answers with a ``vec[i64]`` (8 bytes an aid, not a list's
+        40: the start-up dispatch of 20M videos asks for 18M)."""
         ...
 
-    async def non_songs_without_active_schedule(self, type: ScheduleType) -> list[int]:
+    async def non_songs_without_active_schedule(self, type: ScheduleType) -> Collection[int]:
         """``bilibili_metadata`` videos that are not songs and have no active row of ``type``,
         ascending (the archive dispatcher's second group, reference §13b.3)."""
         ...

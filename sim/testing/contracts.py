@@ -87,17 +87,19 @@ async def store_dispatcher_anti_joins(s: Any) -> None:
     await s.add_song(4, T0)
     await s.insert_schedule(2, NORMAL, T0, T0)
     archive = await s.insert_schedule(3, ARCHIVE, T0, T0)
-    expect(await s.songs_without_active_schedule(NORMAL), [4], "songs without active normal")
-    expect(await s.songs_without_active_schedule(ARCHIVE), [2, 4], "songs without archive")
-    expect(await s.non_songs_without_active_schedule(ARCHIVE), [1], "non-songs")
+    expect(list(await s.songs_without_active_schedule(NORMAL)), [4], "songs without active normal")
+    expect(list(await s.songs_without_active_schedule(ARCHIVE)), [2, 4], "songs without archive")
+    expect(list(await s.non_songs_without_active_schedule(ARCHIVE)), [1], "non-songs")
     await s.set_schedule_status([archive], COMPLETED)
-    expect(await s.non_songs_without_active_schedule(ARCHIVE), [1, 3], "after completion")
+    expect(list(await s.non_songs_without_active_schedule(ARCHIVE)), [1, 3], "after completion")
     await s.add_song(5, T0)  # a song first, its bilibili_metadata row second
     await s.add_video(5, T0)
-    expect(await s.non_songs_without_active_schedule(ARCHIVE), [1, 3], "a song is no non-song")
-    expect(await s.songs_without_active_schedule(ARCHIVE), [2, 4, 5], "songs again")
+    expect(
+        list(await s.non_songs_without_active_schedule(ARCHIVE)), [1, 3], "a song is no non-song"
+    )
+    expect(list(await s.songs_without_active_schedule(ARCHIVE)), [2, 4, 5], "songs again")
     await s.insert_schedule(1, NORMAL, T0, T0)  # a question no dispatcher asks: still answered
-    expect(await s.non_songs_without_active_schedule(NORMAL), [3], "non-songs without normal")
+    expect(list(await s.non_songs_without_active_schedule(NORMAL)), [3], "non-songs without normal")
 
 
 async def schedule_move(s: ScheduleStore) -> None:

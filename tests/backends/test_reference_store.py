@@ -27,6 +27,7 @@ import pytest
 import trio
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
+from librt.vecs import vec
 
 from sim.backends import (
     BackendSpec,
@@ -189,7 +190,7 @@ def _plain(answer: Any) -> Any:
     the container (the memory store answers lookbacks with tuples, the reference with lists)."""
     if isinstance(answer, tuple) and not hasattr(answer, "_fields"):
         return [_plain(a) for a in answer]
-    if isinstance(answer, list):
+    if isinstance(answer, (list, vec)):  # the memory store's anti-joins answer a vec[i64]
         return [_plain(a) for a in answer]
     if hasattr(answer, "_fields") and type(answer).__name__ == "EtaInputs":
         return [_plain(a) for a in answer]

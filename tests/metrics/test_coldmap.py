@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pickle
+
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -19,11 +21,13 @@ batches = st.lists(
 
 
 @settings(max_examples=200, deadline=None)
-@given(batches, st.integers(1, 8))
+@given(batches, st.integers(1, 8), st.integers(1, 5), st.booleans())
 def test_a_cold_map_holds_what_a_dict_holds(
-    batches: list[list[tuple[int, object]]], limit: int
+    batches: list[list[tuple[int, object]]], limit: int, block: int, pickled: bool
 ) -> None:
-    cold: ColdMap[list[int]] = ColdMap(warm_limit=limit)
+    """``block`` that small moves the arrays' entries in many blocks, as 22M entries do; a
+    pickled map is what the reducer process receives (its arrays view the pickle's bytes)."""
+    cold: ColdMap[list[int]] = ColdMap(warm_limit=limit, block=block)
     plain: dict[int, object] = {}
     for batch in batches:
         cold.warm(np.array([k for k, _ in batch], dtype=np.int64))
@@ -40,8 +44,11 @@ def test_a_cold_map_holds_what_a_dict_holds(
         cold.cool()
         assert len(cold) == len(plain)
         assert sorted(cold.items()) == sorted(plain.items())
+        assert list(cold._keys) == sorted(cold._keys)  # warm() searches them
         if cools:  # only lists stay in the dict
             assert all(isinstance(v, list) for v in cold.hot.values())
+        if pickled:
+            cold = pickle.loads(pickle.dumps(cold, protocol=5))
 
 
 def test_warming_moves_entries_out_of_the_arrays_once() -> None:

@@ -3,7 +3,11 @@ dispatchers' anti-joins need both), plus the two anti-join indexes that tie them
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Final
+
+from librt.vecs import vec
+from mypy_extensions import i64
 
 from sim.backends.memory.columns import SlotBits
 from sim.backends.memory.schedules import TYPE_CODE, TYPES, ScheduleTable
@@ -58,20 +62,24 @@ class MemoryStore(ScheduleTable, VideoTables):
             elif others is not None:
                 others.add(s)
 
-    def _idle(self, songs: bool, code: int) -> list[int]:
+    def _idle(self, songs: bool, code: int) -> vec[i64]:
         """The members of an anti-join set as aids, ascending."""
-        idle = (self._idle_songs if songs else self._idle_others)[code]
-        aids = self._aids
-        return sorted([aids.get(s) for s in idle.slots()])
+        aids = (self._idle_songs if songs else self._idle_others)[code].values_in(self._aids)
+        for k in range(1, len(aids)):
+            # Slots follow the order aids were first seen in: the catalogue's is the aids'
+            # (the 20M start-up's 18M aids need no second copy), arrivals' discovery is not.
+            if aids[k] < aids[k - 1]:
+                return vec[i64](sorted(aids))
+        return aids
 
-    async def songs_without_active_schedule(self, type: ScheduleType) -> list[int]:
+    async def songs_without_active_schedule(self, type: ScheduleType) -> Collection[int]:
         code = TYPE_CODE[type]
         if code in self._idle_songs:
             return self._idle(True, code)
         active = await self.aids_with_active_schedule(type)
         return [a for a in await self.song_aids() if a not in active]
 
-    async def non_songs_without_active_schedule(self, type: ScheduleType) -> list[int]:
+    async def non_songs_without_active_schedule(self, type: ScheduleType) -> Collection[int]:
         code = TYPE_CODE[type]
         if code in self._idle_others:
             return self._idle(False, code)
