@@ -1,5 +1,6 @@
 """Fixed-width columns for the memory store: int64, int32, uint8 and float64 values by index,
-a vector of int64 values by index, a set of slots as bits, and an aid -> slot hash index.
+int32 values in pages that exist while they hold one not 0, a vector of int64 values by index,
+a set of slots as bits, and an aid -> slot hash index.
 
 Why not ``array``: compiled by mypyc, ``a[i]`` on an ``array('q')`` goes through the generic
 item protocol -- the index is boxed into a Python int, the array boxes the item into another,
@@ -136,6 +137,65 @@ class F64Column:
             self._chunks = append(self._chunks, vec[float]([0.0] * _CHUNK))
         self._chunks[n >> CHUNK_BITS][n & _MASK] = value
         self.n = n + 1
+
+
+_PAGE_BITS: Final = 10
+_PAGE: Final = 1 << 10
+_PAGE_MASK: Final = (1 << 10) - 1
+
+
+@final
+class PagedI32Column:
+    """int32 values by index, 0 unless set, in pages of 2^10 items that exist only while one of
+    their items is not 0 (an absent page is an empty vec, which holds no buffer).
+
+    The schedule table's active rows by slot and type: at 20M videos a chunked column is 80 MB a
+    type, and the new and milestone rows are a few thousand (docs/performance.md "Where 20M
+    videos' memory goes"); a page of a type that every video has costs what a chunk's share does.
+    """
+
+    def __init__(self) -> None:
+        self._pages: vec[vec[i32]] = vec[vec[i32]]()
+        self._set: vec[i32] = vec[i32]()
+        """Per page, how many of its items are not 0."""
+        self.n: i64 = 0
+
+    def __len__(self) -> int:
+        return self.n
+
+    def get(self, i: i64) -> int:
+        page = self._pages[i >> _PAGE_BITS]
+        return page[i & _PAGE_MASK] if len(page) else 0
+
+    def set(self, i: i64, value: i32) -> None:
+        p = i >> _PAGE_BITS
+        page = self._pages[p]
+        if not len(page):
+            if value == 0:
+                return
+            page = vec[i32]([0] * _PAGE)
+            self._pages[p] = page
+        old = page[i & _PAGE_MASK]
+        page[i & _PAGE_MASK] = value
+        if old == 0 and value != 0:
+            self._set[p] += 1
+        elif old != 0 and value == 0:
+            self._set[p] -= 1
+            if self._set[p] == 0:
+                self._pages[p] = vec[i32]()
+
+    def grow_to(self, n: i64) -> None:
+        """Zeros up to ``n`` items."""
+        while len(self._pages) << _PAGE_BITS < n:
+            self._pages = append(self._pages, vec[i32]())
+            self._set = append(self._set, 0)
+        if n > self.n:
+            self.n = n
+
+    @property
+    def pages(self) -> int:
+        """How many pages exist."""
+        return sum(1 for p in range(len(self._pages)) if len(self._pages[p]))
 
 
 @final

@@ -24,7 +24,7 @@ import heapq
 from collections.abc import Callable, Mapping, Sequence
 from typing import Final
 
-from sim.backends.memory.columns import I32Column, I64Column, U8Column
+from sim.backends.memory.columns import I32Column, I64Column, PagedI32Column, U8Column
 from sim.backends.memory.keyheap import KeyHeap
 from sim.cvsa.vocabulary import ScheduleStatus, ScheduleType
 from sim.ports import DueOrder, ScheduleRow, new_record
@@ -85,7 +85,7 @@ class ScheduleTable:
         self._status.append(DELETED)
         self._pending: list[KeyHeap] = [KeyHeap() for _ in TYPES]
         self._proc_heap = KeyHeap()
-        self._active: list[I32Column] = [I32Column() for _ in TYPES]
+        self._active: list[PagedI32Column] = [PagedI32Column() for _ in TYPES]
         """Per type, by slot: 0 (no active row), the active row's id, or ``SEVERAL``."""
         self._several: list[dict[int, list[int]]] = [{} for _ in TYPES]
         """Per type: slot -> its active row ids, for the slots marked ``SEVERAL``."""
