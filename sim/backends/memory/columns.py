@@ -150,8 +150,8 @@ class PagedI32Column:
     their items is not 0 (an absent page is an empty vec, which holds no buffer).
 
     The schedule table's active rows by slot and type: at 20M videos a chunked column is 80 MB a
-    type, and the new and milestone rows are a few thousand (docs/performance.md "Where 20M
-    videos' memory goes"); a page of a type that every video has costs what a chunk's share does.
+    type, and few videos have a new or a milestone row (docs/performance.md "Where 20M videos'
+    memory goes"); a page of a type that every video has costs what a chunk's share does.
     """
 
     def __init__(self) -> None:

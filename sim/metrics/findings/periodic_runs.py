@@ -74,8 +74,8 @@ class PeriodicRuns:
         self.active: dict[int, set[int]] = {}  # job name -> due times of announced, unfinished
         self.slots: dict[tuple[str, str], tuple[array[int], array[int]]] = {}
         """(job, deployment) -> the ranges of slots it ran: their first and last slots, in int64
-        arrays, 16 B a range (as lists of two ints, about 140 B, a month at full scale held 165
-        MB of them: docs/performance.md "Where the reducer process's memory goes")."""
+        arrays, 16 B a range, not about 140 B as a list of two ints (a skipped slot starts a new
+        range; docs/performance.md "Where the reducer process's memory goes")."""
         self.missed = 0
         self.skipped = 0
         self.interrupted = 0

@@ -75,16 +75,17 @@ class ColdMap(Generic[V]):
         self._merge(self._compact(), new_keys[order], new_vals[order])
 
     # The arrays are the map's bulk (22M live rows at 20M videos: 352 MB), so they are changed in
-    # place, a block at a time: a copy of them (np.insert, a boolean selection) would be alive
-    # beside them and triple the reducer process's peak. Growing them is a realloc, which the
-    # C library does without a copy for arrays that large (mremap).
+    # place, a block at a time: copies of them (a boolean selection, np.insert) were alive beside
+    # them (22M entries fed 2^18 at a time peaked at 1,081 MB that way, 580 MB in place:
+    # docs/performance.md). Growing them is a realloc, which the C library does without a copy
+    # for arrays that large (mremap).
 
     def _compact(self) -> int:
         """Move the live entries to the front, in order; how many there are."""
         keys, vals, block = self._keys, self._vals, self.block
-        w = 0
         if not self._dead:
             return keys.size
+        w = 0
         for lo in range(0, keys.size, block):
             at = np.flatnonzero(vals[lo : lo + block] != _DEAD) + lo
             keys[w : w + at.size] = keys[at]  # w <= lo: never over an entry not yet moved
