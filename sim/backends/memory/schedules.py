@@ -24,7 +24,13 @@ import heapq
 from collections.abc import Callable, Mapping, Sequence
 from typing import Final
 
-from sim.backends.memory.columns import I32Column, I64Column, PagedI32Column, U8Column
+from sim.backends.memory.columns import (
+    I32Column,
+    I64Column,
+    PagedI32Column,
+    TimeColumn,
+    U8Column,
+)
 from sim.backends.memory.keyheap import KeyHeap
 from sim.cvsa.vocabulary import ScheduleStatus, ScheduleType
 from sim.ports import DueOrder, ScheduleRow, new_record
@@ -78,10 +84,12 @@ class ScheduleTable:
         self._row_slot = I32Column()
         self._type = U8Column()
         self._status = U8Column()
-        self._started = I64Column()
-        self._created = I64Column()
-        for column in (self._row_slot, self._type, self._started, self._created):
+        self._started = TimeColumn()
+        self._created = TimeColumn()
+        for column in (self._row_slot, self._type):
             column.append(0)  # index 0 unused: ids count from 1
+        self._started.pad()
+        self._created.pad()
         self._status.append(DELETED)
         self._pending: list[KeyHeap] = [KeyHeap() for _ in TYPES]
         self._proc_heap = KeyHeap()
