@@ -143,8 +143,13 @@ class PeriodicRuns:
     def twice(self) -> Counter[str]:
         """Per job: slots run by more than one deployment."""
         out: Counter[str] = Counter()
-        jobs = sorted({job for job, _ in self.slots})
-        for job in jobs:
+        deployments = Counter(job for job, _ in self.slots)
+        for job in sorted(deployments):
+            if deployments[job] < 2:
+                # Nothing to compare, and merging is a tuple a range: a month of full scale's
+                # 1-s tick alone gives millions (docs/performance.md "Where the reducer
+                # process's memory goes").
+                continue
             runs = [_merged(r) for (j, _), r in sorted(self.slots.items()) if j == job]
             for i, a in enumerate(runs):
                 for b in runs[i + 1 :]:
