@@ -5,14 +5,15 @@ record), every schedule row and snapshot the run creates (none are retired yet: 
 per-window series. So its memory grows with the number of videos, with videos x days, and with
 days; without this estimate a catalogue of 10^12 videos is found out by numpy, with a traceback.
 
-The constants were measured (peak RSS, ``/usr/bin/time -f %M``, reducers inline) on the
-baseline scenario at 20k-80k videos over 3-14 days in pure Python, the heavier build, fitted by
-least squares (65 MB + 830 B a video + 4.7 MB a day; the rows and snapshots of a video-day were
-too few to separate from noise there, so issue 30's compiled costs stand in: 0.27 rows of
-22 + 16 bytes and 0.16 snapshots of 18 bytes) and rounded up, with a second interpreter for the
-metric process. They over-estimate the measured runs by a quarter to a third, full-scale (2M
-videos, 30 days; 1.7 GB measured compiled) by about two thirds, and full-scale-10x for a day
-(20M videos; 8.8 GB at the run's peak, compiled) by nine tenths (:data:`OVER_ESTIMATE`).
+The constants were fitted to runs of this tree (peak resident memory of the run's process and
+of the reducer process added, as ``bench/scheduler.py`` prints them; 7 December 2026, compiled,
+pure Python within 1 % at 200k videos for a day) and rounded up so that the estimate stays above
+every one: ``small`` for a day (inline reducers: 82 MB), ``baseline`` for 7 days (283 MB), the
+tenth-scale month for a day and for 30 days (249 MB, 385 MB), ``how-many-songs`` (2M videos,
+8 days: 897 MB), ``full-scale`` for an hour and for 30 days (786 MB, 1,545 MB) and
+``full-scale-10x`` for an hour (20M videos: 5,491 MB). They over-estimate those by 2-27 %;
+``small`` (5,500 videos, the reducers inline: one interpreter, not two) by 2.4 times, its floor
+below included (98 MB): a run that small needs no check.
 
 So the estimate is a ceiling, and the estimate divided by that margin a floor. A run whose
 ceiling exceeds the memory the machine has available but whose floor fits may well run: the
@@ -30,22 +31,22 @@ from typing import Final
 from sim.scenario.document import Scenario
 from sim.units import DAY_MS
 
-BASE_BYTES = 160 * 2**20
-"""Two interpreters (the run's and the metric process's), numpy, the model and the report."""
-VIDEO_BYTES = 800
-"""One video: its curve's parameters, its draws while the world is built, its store record."""
+BASE_BYTES = 190 * 2**20
+"""Two interpreters (the run's and the metric process's), numpy, the model, the log's buffers."""
+VIDEO_BYTES = 272
+"""One video: its curve's parameters, the store's record and first rows, the reducers' share."""
 RECOUNT_STEP_BYTES = 16
 """Each of a video's ``curves.recount_steps_max`` recount slots (when and how much)."""
-VIDEO_DAY_BYTES = 12
-"""One video for one simulated day: the schedule rows and snapshots it causes (about a quarter
-of a row and a sixth of a snapshot a day at the baseline's rates), with their heap entries."""
+VIDEO_DAY_BYTES = 14
+"""One video for one simulated day: the schedule rows and snapshots it causes (about a fifth of
+a row and a seventh of a snapshot a day at full scale), with their heap entries and what the
+reducers keep of them."""
 DAY_BYTES = 5 * 2**20
 """One simulated day of per-window series, ticks and the metric reducers' state."""
 OVER_ESTIMATE: Final = 2.0
-"""The estimate divided by this is the least a run needs: it has been up to 1.9 times the
-memory a run held at once (full-scale-10x for a day, 16.2 GB against 8.8 GB: docs/performance.md
-"Where the goal stands"), and the memory issue 30 saves widens the margin until the constants
-above are fitted again."""
+"""The estimate divided by this is the least a run needs: the estimate is at most 1.3 times
+what a measured run of 200k videos or more held (module docstring), and issue 30's further
+savings widen the margin until the constants above are fitted again."""
 
 
 @dataclass(frozen=True)
