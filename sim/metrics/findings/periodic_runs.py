@@ -147,7 +147,7 @@ class PeriodicRuns:
         for job in sorted(deployments):
             if deployments[job] < 2:
                 # Nothing to compare, and merging is a tuple a range: a month of full scale's
-                # 1-s tick alone gives millions (docs/performance.md "Where the reducer
+                # 1-s tick alone has 1,145,593 ranges (docs/performance.md "Where the reducer
                 # process's memory goes").
                 continue
             runs = [_merged(r) for (j, _), r in sorted(self.slots.items()) if j == job]
