@@ -56,6 +56,7 @@ COMPILED_MODULES = (
     "sim.backends.memory.counter",
     "sim.backends.memory.keyheap",
     "sim.backends.memory.schedules",
+    "sim.backends.memory.snapshot_pages",
     "sim.backends.memory.store",
     "sim.backends.memory.videos",
     "sim.world.scalar",

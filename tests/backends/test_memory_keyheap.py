@@ -14,7 +14,6 @@ from sim.backends.memory.columns import (
     F64Column,
     I32Column,
     I64Column,
-    SeriesColumn,
     U8Column,
 )
 from sim.backends.memory.keyheap import KeyHeap
@@ -60,20 +59,17 @@ def test_keyheap_pops_what_heapq_pops(steps: list[tuple[str, int, int]]) -> None
 
 def test_columns_keep_values_across_chunks() -> None:
     n = 3 * 65536 + 5  # a chunk holds 2**16 values
-    i64, i32, u8, f64, series = I64Column(), I32Column(), U8Column(), F64Column(), SeriesColumn()
+    i64, i32, u8, f64 = I64Column(), I32Column(), U8Column(), F64Column()
     for k in range(n):
         i64.append(k * 1_000_003 - 2**40)
         i32.append(-k)
         u8.append(k % 256)
         f64.append(k / 4)
-        series.append_empty()
-    assert len(i64) == len(i32) == len(u8) == len(f64) == len(series) == n
+    assert len(i64) == len(i32) == len(u8) == len(f64) == n
     for k in (0, 65535, 65536, 131071, 131072, n - 1):
         assert i64.get(k) == k * 1_000_003 - 2**40
         assert (i32.get(k), u8.get(k), f64.get(k)) == (-k, k % 256, k / 4)
-        assert len(series.get(k)) == 0
     i64.set(65536, -1)
-    series.set(65536, series.get(65535))
     assert i64.get(65536) == -1
     assert i64.get(65535) == 65535 * 1_000_003 - 2**40
     i32.grow_to(n + 70_000)

@@ -1,6 +1,6 @@
 """Fixed-width columns for the memory store: int64, int32, uint8 and float64 values by index,
 times as int32 offsets from a base per chunk, int32 values in pages that exist while they hold
-one not 0, a vector of int64 values by index, a set of slots as bits, and an aid -> slot hash
+one not 0, a set of slots as bits, and an aid -> slot hash
 index.
 
 Why not ``array``: compiled by mypyc, ``a[i]`` on an ``array('q')`` goes through the generic
@@ -277,35 +277,6 @@ class PagedI32Column:
     def pages(self) -> int:
         """How many pages exist."""
         return sum(1 for p in range(len(self._pages)) if len(self._pages[p]))
-
-
-@final
-class SeriesColumn:
-    """A ``vec[i64]`` by index, empty by default; a caller that appends to one stores the
-    result back with :meth:`set` (a vec may move when it grows)."""
-
-    def __init__(self) -> None:
-        self._chunks: vec[vec[vec[i64]]] = vec[vec[vec[i64]]]()
-        self.n: i64 = 0
-
-    def __len__(self) -> int:
-        return self.n
-
-    def get(self, i: i64) -> vec[i64]:
-        return self._chunks[i >> CHUNK_BITS][i & _MASK]
-
-    def set(self, i: i64, value: vec[i64]) -> None:
-        self._chunks[i >> CHUNK_BITS][i & _MASK] = value
-
-    def append_empty(self) -> None:
-        n = self.n
-        if n & _MASK == 0:
-            chunk = vec[vec[i64]](capacity=_CHUNK)
-            empty = vec[i64]()  # holds no buffer
-            for _ in range(_CHUNK):
-                chunk = append(chunk, empty)
-            self._chunks = append(self._chunks, chunk)
-        self.n = n + 1
 
 
 _WORD_BITS: Final = 32

@@ -2,9 +2,11 @@
 
 Every aid the tables see gets a dense slot, and per-video values are columns indexed by slot
 (:mod:`~sim.backends.memory.columns`; about 40 bytes a video, 32 more for one with an eta row):
-at full scale that is two million videos. A video's snapshots are one interleaved ``vec[i64]``
-``[t0, v0, t1, v1, ...]`` in time order, grown by a quarter at a time (:func:`_appended`): 16
-bytes a snapshot, plus 48 a video (its place in the column, and the buffer's header and room).
+at full scale that is two million videos. A video's snapshots are a block of a shared page
+(:mod:`~sim.backends.memory.snapshot_pages`): 16 bytes a snapshot, plus 8 a video and the
+block's room to grow. Readers take the page, the index of the video's first value in it
+(``at``) and its number of snapshots (``n``): snapshot ``i`` is ``page[at + 2 * i]`` (its time)
+and ``page[at + 2 * i + 1]`` (its views).
 The milestone candidates (§11.1) are kept as sets, re-checked whenever a video's latest views,
 its eta or its song flag change.
 """
@@ -16,7 +18,7 @@ import math
 from collections.abc import Sequence
 from typing import Final, final
 
-from librt.vecs import append, extend, vec
+from librt.vecs import vec
 from mypy_extensions import i64, trait
 
 from sim.backends.memory.columns import (
@@ -24,9 +26,9 @@ from sim.backends.memory.columns import (
     F64Column,
     I32Column,
     I64Column,
-    SeriesColumn,
     U8Column,
 )
+from sim.backends.memory.snapshot_pages import SnapshotPages
 from sim.cvsa.milestones import milestone_candidate
 from sim.cvsa.params import MilestoneLadder
 from sim.ports import EtaInputs, EtaRow, Snapshot, new_record
@@ -37,71 +39,28 @@ IS_SONG: Final = 2
 HAS_ETA: Final = 4
 
 
-def _grown(n: int) -> int:
-    """The room after ``n`` values: a quarter more, at least two snapshots more."""
-    return n + max(4, (n >> 2) & ~1)
-
-
-def _rooms() -> frozenset[int]:
-    room, out = 4, set()
-    while room < 1 << 40:
-        out.add(room)
-        room = _grown(room)
-    return frozenset(out)
-
-
-_FULL_AT: Final = _rooms()
-"""The lengths at which a snapshot vector is full: it is only ever allocated with one of these
-capacities. A vec left to grow by itself doubles (2n + 1): a song's hundred snapshots would
-hold up to twice their room."""
-
-
-def _room_for(n: int) -> int:
-    room = 4
-    while room < n:
-        room = _grown(room)
-    return room
-
-
-def _appended(snaps: vec[i64], t_ms: Ms, views: int) -> vec[i64]:
-    """``snaps`` with ``(t_ms, views)`` appended (the vector may be a new one)."""
-    n = len(snaps)
-    if n == 0:
-        snaps = vec[i64](capacity=4)
-    elif n in _FULL_AT:
-        snaps = extend(vec[i64](capacity=_grown(n)), snaps)
-    return append(append(snaps, t_ms), views)
-
-
-def _inserted(snaps: vec[i64], k: int, t_ms: Ms, views: int) -> vec[i64]:
-    """``snaps`` with ``(t_ms, views)`` inserted at value index ``k`` (a new vector)."""
-    out = extend(vec[i64](capacity=_room_for(len(snaps) + 2)), snaps[:k])
-    return extend(append(append(out, t_ms), views), snaps[k:])
-
-
-def last_at_or_before(snaps: vec[i64], t_ms: Ms, hi: int | None = None) -> int:
-    """Index (in snapshots, not array slots) of the last snapshot with time <= t, or -1; only
-    snapshots before index ``hi`` (default: all) are searched."""
+def last_at_or_before(page: vec[i64], at: int, hi: int, t_ms: Ms) -> int:
+    """Index of the last snapshot with time <= t among the first ``hi`` of the video whose
+    snapshots start at ``page[at]``, or -1."""
     lo = 0
-    if hi is None:
-        hi = len(snaps) >> 1
     while lo < hi:
         mid = (lo + hi) >> 1
-        if snaps[mid << 1] <= t_ms:
+        if page[at + 2 * mid] <= t_ms:
             lo = mid + 1
         else:
             hi = mid
     return lo - 1
 
 
-def _closest_row(snaps: vec[i64], t: Ms, j: int) -> int:
-    """The row closest to ``t``, given ``j``, the last row at or before it (-1 if none); a
-    tie goes to the earlier row (§19.7)."""
+def _closest_row(page: vec[i64], at: int, n: int, t: Ms, j: int) -> int:
+    """The row (of ``n`` from ``page[at]``) closest to ``t``, given ``j``, the last row at or
+    before it (-1 if none); a tie goes to the earlier row (§19.7)."""
     if j < 0:
         return 0
-    if snaps[2 * j] == t or j == (len(snaps) >> 1) - 1:
+    tj = page[at + 2 * j]
+    if tj == t or j == n - 1:
         return j
-    return j if t - snaps[2 * j] <= snaps[2 * j + 2] - t else j + 1
+    return j if t - tj <= page[at + 2 * j + 2] - t else j + 1
 
 
 @final
@@ -111,7 +70,7 @@ class _Lookbacks:
 
     def __init__(self, n: int, backs: tuple[Ms, ...]) -> None:
         self.n = n
-        """The snapshot vector's length it was computed for."""
+        """The number of snapshots it was computed for."""
         self.backs = backs
         self.out: tuple[Snapshot | None, ...] = ()
         k = len(backs)
@@ -128,15 +87,15 @@ class _Lookbacks:
         """The reader that settled this video's ETA inputs (0: none); cleared by its next
         snapshot (``SettledEtaInputs``)."""
 
-    def set(self, k: int, snaps: vec[i64], i: int) -> Snapshot:
-        """Target ``k``'s answer is row ``i``: keep the range of twice a target for which that
-        row is the closest (twice the midpoints to its neighbours: exact integers; a tie goes to
-        the earlier row), and return the row."""
-        last = (len(snaps) >> 1) - 1
+    def set(self, k: int, page: vec[i64], at: int, i: int) -> Snapshot:
+        """Target ``k``'s answer is row ``i`` (of the video's ``self.n`` from ``page[at]``):
+        keep the range of twice a target for which that row is the closest (twice the midpoints
+        to its neighbours: exact integers; a tie goes to the earlier row), and return the row."""
+        r = at + 2 * i
         self.rows[k] = i
-        self.lo[k] = float(snaps[2 * i - 2] + snaps[2 * i]) if i > 0 else -math.inf
-        self.hi[k] = float(snaps[2 * i] + snaps[2 * i + 2]) if i < last else math.inf
-        return new_record(Snapshot, (snaps[2 * i], snaps[2 * i + 1]))
+        self.lo[k] = float(page[r - 2] + page[r]) if i > 0 else -math.inf
+        self.hi[k] = float(page[r] + page[r + 2]) if i < self.n - 1 else math.inf
+        return new_record(Snapshot, (page[r], page[r + 1]))
 
     def narrow(self) -> None:
         """Target ``k`` is ``now - back_k`` and holds while ``lo_k < 2 * (now - back_k) <=
@@ -181,11 +140,14 @@ are a step or two from the previous one, but a video snapshotted every few minut
 nears a milestone has hundreds of rows in the 72-hour lookback."""
 
 
-def _refreshed(snaps: vec[i64], memo: _Lookbacks, now_ms: Ms) -> tuple[Snapshot | None, ...]:
+def _refreshed(
+    page: vec[i64], at: int, memo: _Lookbacks, now_ms: Ms
+) -> tuple[Snapshot | None, ...]:
     """Move each answer whose target left its range to the target's closest row: a few
     steps from where it was (targets move with the clock), else a binary search."""
     out = list(memo.out)
-    last = (len(snaps) >> 1) - 1
+    n = memo.n
+    last = n - 1
     backs = memo.backs
     for k in range(len(backs)):
         t = now_ms - backs[k]
@@ -195,13 +157,13 @@ def _refreshed(snaps: vec[i64], memo: _Lookbacks, now_ms: Ms) -> tuple[Snapshot 
         # row (§19.7), as in the full walk above.
         i: int = memo.rows[k]
         steps = WALK_STEPS
-        while i < last and 2 * t > snaps[2 * i] + snaps[2 * i + 2] and steps:
+        while i < last and 2 * t > page[at + 2 * i] + page[at + 2 * i + 2] and steps:
             i, steps = i + 1, steps - 1
-        while i > 0 and 2 * t <= snaps[2 * i - 2] + snaps[2 * i] and steps:
+        while i > 0 and 2 * t <= page[at + 2 * i - 2] + page[at + 2 * i] and steps:
             i, steps = i - 1, steps - 1
         if not steps:
-            i = _closest_row(snaps, t, last_at_or_before(snaps, t))
-        out[k] = memo.set(k, snaps, i)
+            i = _closest_row(page, at, n, t, last_at_or_before(page, at, n, t))
+        out[k] = memo.set(k, page, at, i)
     memo.out = tuple(out)
     memo.narrow()
     return memo.out
@@ -232,8 +194,8 @@ class VideoTables:
         self._speed.append(0.0)
         self._eta_views.append(0)
         self._eta_updated.append(0)
-        self._snaps = SeriesColumn()
-        """By slot: the video's snapshots (empty: none)."""
+        self._snaps = SnapshotPages()
+        """By slot: the video's snapshots."""
         self._candidates = Candidates()
         self._candidates_wide = Candidates()
         self._candidate_rule: tuple[float, MilestoneLadder] | None = None
@@ -327,24 +289,25 @@ class VideoTables:
     # -- snapshots ----------------------------------------------------------------------------
     async def insert_snapshot(self, aid: int, t_ms: Ms, views: int) -> bool:
         s = self._slot_of(aid)
-        snaps = self._snaps.get(s)
-        n = len(snaps)
+        snaps = self._snaps
+        n = snaps.count(s)
         if n == 0:
-            self._snaps.set(s, _appended(snaps, t_ms, views))
-        elif snaps[n - 2] < t_ms:  # the usual case: appended in time order
-            self._lookbacks_appended(aid, snaps, t_ms)
-            self._snaps.set(s, _appended(snaps, t_ms, views))
+            snaps.append(s, t_ms, views)
+        elif snaps.time_ms(s, n - 1) < t_ms:  # the usual case: appended in time order
+            self._lookbacks_appended(aid, s, t_ms)
+            snaps.append(s, t_ms, views)
         else:
             self._lookbacks.pop(aid, None)
-            i = last_at_or_before(snaps, t_ms)
-            if i >= 0 and snaps[2 * i] == t_ms:
+            page, at = snaps.page(s), snaps.at(s)
+            i = last_at_or_before(page, at, n, t_ms)
+            if i >= 0 and page[at + 2 * i] == t_ms:
                 return False
-            self._snaps.set(s, _inserted(snaps, 2 * i + 2, t_ms, views))
+            snaps.insert(s, i + 1, t_ms, views)
             return True
         self._recheck_candidate(aid, s)
         return True
 
-    def _lookbacks_appended(self, aid: int, snaps: vec[i64], t_ms: Ms) -> None:
+    def _lookbacks_appended(self, aid: int, s: int, t_ms: Ms) -> None:
         """A row appended after the last one only narrows the last row's range: its upper
         bound was open and is now the midpoint to the new row; every other answer kept holds
         over the same targets as before."""
@@ -352,47 +315,45 @@ class VideoTables:
         if memo is None:
             return
         memo.settled_by = 0  # a new latest snapshot: the ETA inputs changed
-        last = (memo.n >> 1) - 1
+        last = memo.n - 1
         for k in range(len(memo.rows)):
             if memo.rows[k] == last:
-                memo.hi[k] = float(snaps[2 * last] + t_ms)
-        memo.n += 2
+                memo.hi[k] = float(self._snaps.time_ms(s, last) + t_ms)
+        memo.n += 1
         memo.narrow()
 
-    def _snapshots(self, aid: int) -> vec[i64]:
-        s = self._slot.get(aid)
-        return vec[i64]() if s < 0 else self._snaps.get(s)
-
     async def latest_snapshot(self, aid: int) -> Snapshot | None:
-        s = self._slot.get(aid)  # inlined _snapshots: asked for every candidate every pass
-        if s < 0:
+        s = self._slot.get(aid)  # asked for every candidate every pass
+        n = 0 if s < 0 else self._snaps.count(s)
+        if n == 0:
             return None
-        snaps = self._snaps.get(s)
-        n = len(snaps)
-        return None if n == 0 else new_record(Snapshot, (snaps[n - 2], snaps[n - 1]))
+        return new_record(Snapshot, (self._snaps.time_ms(s, n - 1), self._snaps.views(s, n - 1)))
 
     async def snapshot_before(self, aid: int, t_ms: Ms) -> Snapshot | None:
-        snaps = self._snapshots(aid)
-        if not len(snaps):
+        s = self._slot.get(aid)
+        n = 0 if s < 0 else self._snaps.count(s)
+        if n == 0:
             return None
-        i = last_at_or_before(snaps, t_ms)
-        return None if i < 0 else new_record(Snapshot, (snaps[2 * i], snaps[2 * i + 1]))
+        page, at = self._snaps.page(s), self._snaps.at(s)
+        r = at + 2 * last_at_or_before(page, at, n, t_ms)
+        return None if r < at else new_record(Snapshot, (page[r], page[r + 1]))
 
     async def closest_snapshot(self, aid: int, t_ms: Ms) -> Snapshot | None:
-        snaps = self._snapshots(aid)
-        if not len(snaps):
+        s = self._slot.get(aid)
+        n = 0 if s < 0 else self._snaps.count(s)
+        if n == 0:
             return None
-        i = _closest_row(snaps, t_ms, last_at_or_before(snaps, t_ms))
-        return new_record(Snapshot, (snaps[2 * i], snaps[2 * i + 1]))
+        page, at = self._snaps.page(s), self._snaps.at(s)
+        r = at + 2 * _closest_row(page, at, n, t_ms, last_at_or_before(page, at, n, t_ms))
+        return new_record(Snapshot, (page[r], page[r + 1]))
 
     async def lookback_snapshots(
         self, aid: int, now_ms: Ms, backs_ms: Sequence[Ms]
     ) -> tuple[Snapshot | None, ...]:
         s = self._slot.get(aid)
-        snaps = vec[i64]() if s < 0 else self._snaps.get(s)
-        if not len(snaps) or not backs_ms:
+        if s < 0 or not self._snaps.count(s) or not backs_ms:
             return (None,) * len(backs_ms)
-        return self._lookbacks_of(aid, snaps, now_ms, tuple(backs_ms))
+        return self._lookbacks_of(aid, s, now_ms, tuple(backs_ms))
 
     async def eta_inputs(
         self, aids: Sequence[int], now_ms: Ms, backs_ms: Sequence[Ms], reader: int = 0
@@ -419,17 +380,16 @@ class VideoTables:
                     continue
             answered.append(aid)
             s = self._slot.get(aid)
-            snaps = vec[i64]() if s < 0 else self._snaps.get(s)
-            n = len(snaps)
+            n = 0 if s < 0 else self._snaps.count(s)
             if n == 0:
                 latest_ms.append(None)
                 latest_views.append(0)
                 lookbacks.append(())
                 continue
-            latest_ms.append(snaps[n - 2])
-            latest_views.append(snaps[n - 1])
+            latest_ms.append(self._snaps.time_ms(s, n - 1))
+            latest_views.append(self._snaps.views(s, n - 1))
             # Mostly the kept answer itself: no new object per candidate (EtaInputs says why).
-            lookbacks.append(self._lookbacks_of(aid, snaps, now_ms, backs) if backs else ())
+            lookbacks.append(self._lookbacks_of(aid, s, now_ms, backs) if backs else ())
         return new_record(EtaInputs, (latest_ms, latest_views, lookbacks, answered, settled))
 
     async def settle_eta_inputs(self, aids: Sequence[int], now_ms: Ms, reader: int) -> None:
@@ -442,41 +402,43 @@ class VideoTables:
             if (
                 memo is not None
                 and s >= 0
-                and memo.n == len(self._snaps.get(s))
+                and memo.n == self._snaps.count(s)
                 and memo.lo2 < twice_now <= memo.hi2
             ):
                 memo.settled_by = reader
 
     def _lookbacks_of(
-        self, aid: int, snaps: vec[i64], now_ms: Ms, backs: tuple[Ms, ...]
+        self, aid: int, s: int, now_ms: Ms, backs: tuple[Ms, ...]
     ) -> tuple[Snapshot | None, ...]:
-        """:meth:`lookback_snapshots` of a video with snapshots, for at least one target."""
+        """:meth:`lookback_snapshots` of the video in slot ``s``, which has snapshots, for at
+        least one target."""
+        n = self._snaps.count(s)
+        page, at = self._snaps.page(s), self._snaps.at(s)
         memo = self._lookbacks.get(aid)
-        if memo is not None and memo.n == len(snaps) and memo.backs == backs:
+        if memo is not None and memo.n == n and memo.backs == backs:
             # The milestone dispatcher asks again five minutes later: each answer holds as long
             # as its target stays between the same midpoints (one interval test for all of
             # them); only targets that left theirs are looked up again, from where they were.
             if memo.lo2 < 2 * now_ms <= memo.hi2:
                 return memo.out
             memo.settled_by = 0  # another answer: what it leads to is not known yet
-            return _refreshed(snaps, memo, now_ms)
+            return _refreshed(page, at, memo, now_ms)
         # One backward walk serves every target (a handful, mostly near the end of the list),
         # latest target first; a stable sort, so equal targets keep their order.
         times_ms = [now_ms - back for back in backs]
         out: list[Snapshot | None] = [None] * len(times_ms)
-        kept = _Lookbacks(len(snaps), backs)
-        last = (len(snaps) >> 1) - 1
-        j = last
+        kept = _Lookbacks(n, backs)
+        j = n - 1
         for k in sorted(range(len(times_ms)), key=times_ms.__getitem__, reverse=True):
             t = times_ms[k]
             steps = WALK_STEPS
-            while j >= 0 and snaps[2 * j] > t:
+            while j >= 0 and page[at + 2 * j] > t:
                 if not steps:
-                    j = last_at_or_before(snaps, t, j)
+                    j = last_at_or_before(page, at, j, t)
                     break
                 j -= 1
                 steps -= 1
-            out[k] = kept.set(k, snaps, _closest_row(snaps, t, j))
+            out[k] = kept.set(k, page, at, _closest_row(page, at, n, t, j))
         kept.out = tuple(out)
         kept.narrow()
         self._lookbacks[aid] = kept
@@ -520,10 +482,10 @@ class VideoTables:
         if rule is None:  # no threshold asked for yet, no sets kept
             return
         below, ladder = rule
-        snaps = self._snaps.get(s)
-        if not len(snaps):
+        n = self._snaps.count(s)
+        if not n:
             return
-        views, is_song = snaps[len(snaps) - 1], bool(self._flags.get(s) & IS_SONG)
+        views, is_song = self._snaps.views(s, n - 1), bool(self._flags.get(s) & IS_SONG)
         eta_h = self._eta.get(self._eta_row.get(s)) if self._flags.get(s) & HAS_ETA else None
         if milestone_candidate(views, is_song, eta_h, False, below, ladder):
             self._candidates.add(aid)
