@@ -1,6 +1,7 @@
 """The memory store's snapshot pages keep every video's snapshots in order whatever blocks they
 move through: a block that fills moves to a larger one, its old block is reused by the next of
-its capacity, and a block larger than an eighth of a page has a page of its own."""
+its capacity, a block larger than an eighth of a page has a page of its own, and compacting
+moves blocks down over the gaps."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ def _read(pages: SnapshotPages, s: int) -> list[tuple[int, int]]:
 ops = st.lists(
     st.tuples(
         st.integers(0, 5),  # slot
-        st.booleans(),  # insert before the end (else append)
+        st.sampled_from(["append", "insert", "compact"]),
         st.integers(0, 10**6),  # where, when inserting
         st.integers(-(2**62), 2**62),  # the time (any int64 is kept as it is)
     ),
@@ -35,13 +36,16 @@ ops = st.lists(
 
 @given(ops)
 @settings(max_examples=200, deadline=None)
-def test_pages_keep_what_a_list_per_slot_keeps(steps: list[tuple[int, bool, int, int]]) -> None:
+def test_pages_keep_what_a_list_per_slot_keeps(steps: list[tuple[int, str, int, int]]) -> None:
     pages, model = SnapshotPages(), [[] for _ in range(6)]  # type: list[list[tuple[int, int]]]
     for _ in model:
         pages.append_empty()
-    for k, (s, insert, where, t) in enumerate(steps):
+    for k, (s, op, where, t) in enumerate(steps):
         views = k * 7 - 3
-        if insert and model[s]:
+        if op == "compact":
+            pages.compact()
+            assert pages.held_snapshots()[1] == 0
+        elif op == "insert" and model[s]:
             i = where % len(model[s])
             pages.insert(s, i, t, views)
             model[s].insert(i, (t, views))
@@ -98,3 +102,48 @@ def test_capacities_grow_by_a_quarter() -> None:
     assert rooms == [2, 4, 6, 8, 10, 12, 15, 18, 22, 27, 33]
     assert [capacity_for(n) for n in (1, 2, 3, 15, 16)] == [2, 2, 4, 15, 18]
     assert grown(100) == 125
+
+
+def test_compacting_closes_the_gaps_and_gives_pages_back() -> None:
+    pages = SnapshotPages()
+    for _ in range(3):
+        pages.append_empty()
+    for t in range(7):  # through blocks of 2, 4 and 6: those are free, 8 holds it
+        pages.append(0, t, t)
+    pages.append(1, 100, 1)  # takes the free block of 2 at the start
+    pages.append(2, 200, 2)
+    pages.append(2, 201, 3)
+    assert pages.at(1) == 0
+    assert pages.held_snapshots() == (PAGE_SNAPSHOTS, 4 + 6)
+    pages.compact()
+    # In the order they sat: slot 1 (2 at 0), slot 0 (8 from 2 + 4 + 6 = 12), slot 2 (2 after).
+    assert [pages.at(s) // 2 for s in range(3)] == [2, 0, 10]
+    assert pages.held_snapshots() == (PAGE_SNAPSHOTS, 0)
+    assert _read(pages, 0) == [(t, t) for t in range(7)]
+    assert _read(pages, 1) == [(100, 1)]
+    assert _read(pages, 2) == [(200, 2), (201, 3)]
+    pages.append(1, 101, 1)  # its block of 2 now full
+    assert pages.at(1) == 0
+    pages.append(1, 102, 1)  # moved: a new block cut after the last one
+    assert pages.at(1) // 2 == 12
+    assert _read(pages, 1) == [(100, 1), (101, 1), (102, 1)]
+
+
+def test_pages_compact_themselves_when_a_quarter_is_free() -> None:
+    """Videos that all grow together free their small blocks faster than new videos take them:
+    once a quarter of the shared pages is free (from 4 pages on), the pages are compacted."""
+    pages, videos = SnapshotPages(), 20_000
+    for s in range(videos):
+        pages.append_empty()
+        pages.append(s, 0, s)
+    held_before = pages.held_snapshots()[0]
+    for t in range(1, 12):
+        for s in range(videos):
+            pages.append(s, t, s + t)
+    held, free = pages.held_snapshots()
+    live = videos * capacity_for(12)
+    assert free * 4 <= held  # compacted whenever free blocks passed a quarter
+    assert held < live * 4 // 3 + 2 * PAGE_SNAPSHOTS
+    assert held_before == PAGE_SNAPSHOTS
+    for s in (0, 1, videos // 2, videos - 1):
+        assert _read(pages, s) == [(t, s + t) for t in range(12)]

@@ -8,6 +8,12 @@ full is copied into one of the next capacity; the old one goes on its capacity's
 which the next block of that capacity takes first. A block larger than an eighth of a page
 gets a page of its own, dropped when the block moves on.
 
+Videos grow together (every video of the catalogue starts with two snapshots), so blocks are
+freed faster than blocks of their capacity are asked for: at the end of the tenth-scale month
+25 MB of the 54 MB of pages were free blocks. So when free blocks hold more than a quarter of
+the shared pages, :meth:`compact` moves every block down over the gaps, in the order they sit,
+and gives back the pages left empty.
+
 Why not a ``vec[i64]`` a video, as the store had before: each vector is a Python object, so
 a video with its first two snapshots cost 80 bytes (16 for its place in the column, 32 for the
 buffer's header, 32 of snapshots) where it costs 40 here; and each vector, reallocated as it
@@ -26,7 +32,7 @@ from __future__ import annotations
 from typing import Final, final
 
 from librt.vecs import append, pop, vec
-from mypy_extensions import i64
+from mypy_extensions import i32, i64
 
 from sim.backends.memory.columns import I32Column
 
@@ -37,6 +43,10 @@ _MASK: Final = PAGE_SNAPSHOTS - 1
 OWN_PAGE_OVER: Final = PAGE_SNAPSHOTS >> 3
 """A block of more snapshots than this gets a page of its own: a shared page wastes at most
 this much at its end, where the next block did not fit."""
+COMPACT_OVER: Final = 4
+"""Compact when the free blocks hold more than a ``1/COMPACT_OVER`` of the shared pages..."""
+COMPACT_FROM_PAGES: Final = 4
+"""...and there are at least this many shared pages (4 MiB): below that it would gain little."""
 
 
 def grown(n: int) -> int:
@@ -76,10 +86,16 @@ class SnapshotPages:
         """By slot: the snapshots in the block (0: no block)."""
         self._free: dict[int, vec[i64]] = {}
         """capacity -> the first snapshots of the free blocks of that capacity."""
+        self._free_snapshots = 0
+        """Snapshots the free blocks have room for."""
         self._shared = -1
         """The page new blocks are cut from (-1: none yet)."""
         self._cut = 0
         """Snapshots of that page already given to blocks."""
+        self._shared_pages: set[int] = set()
+        """The pages blocks are cut from (not a block's own page, not a spare one)."""
+        self._spare: vec[i64] = vec[i64]()
+        """Pages given back (empty), whose places a new page takes first."""
 
     def __len__(self) -> int:
         return self._count.n
@@ -143,6 +159,11 @@ class SnapshotPages:
 
     def _move(self, s: i64, n: i64, room: i64) -> None:
         """Slot ``s``'s ``n`` snapshots into a new block of ``room``; the old block is freed."""
+        shared = len(self._shared_pages)
+        if shared >= COMPACT_FROM_PAGES and self._free_snapshots * COMPACT_OVER > (
+            shared * PAGE_SNAPSHOTS
+        ):
+            self.compact()  # before the move: every block is then its count's capacity
         old = self._first.get(s)
         new = self._block(room)
         src, dst = self._pages[old >> PAGE_BITS], self._pages[new >> PAGE_BITS]
@@ -151,28 +172,91 @@ class SnapshotPages:
             dst[b + k] = src[a + k]
         self._first.set(s, new)
         if n > OWN_PAGE_OVER:
-            self._pages[old >> PAGE_BITS] = vec[i64]()  # its own page: given back whole
+            self._give_back(old >> PAGE_BITS)
         else:
             self._free[n] = append(self._free.get(n, vec[i64]()), old)
+            self._free_snapshots += n
 
     def _block(self, room: i64) -> int:
         """The first snapshot of a free block of ``room`` snapshots."""
         if room > OWN_PAGE_OVER:
-            self._pages = append(self._pages, vec[i64]([0] * (2 * room)))
-            return (len(self._pages) - 1) << PAGE_BITS
+            return self._new_page(2 * room) << PAGE_BITS
         free = self._free.get(room)
         if free is not None and len(free):
             self._free[room], first = pop(free)
+            self._free_snapshots -= room
             return first
         if self._shared < 0 or self._cut + room > PAGE_SNAPSHOTS:
-            self._pages = append(self._pages, vec[i64]([0] * (2 * PAGE_SNAPSHOTS)))
-            self._shared, self._cut = len(self._pages) - 1, 0
+            self._shared, self._cut = self._new_page(2 * PAGE_SNAPSHOTS), 0
+            self._shared_pages.add(self._shared)
         first = self._shared << PAGE_BITS | self._cut
         self._cut += room
         return first
 
+    def _slots_by_page(self) -> dict[int, vec[i32]]:
+        """The slots with a block in a shared page, by page (4 bytes a slot)."""
+        out: dict[int, vec[i32]] = {}
+        for s in range(self._count.n):
+            p = self._first.get(s) >> PAGE_BITS
+            if self._count.get(s) and p in self._shared_pages:
+                out[p] = append(out.get(p, vec[i32]()), i32(s))
+        return out
+
+    def _new_page(self, values: i64) -> int:
+        page = vec[i64]([0] * values)
+        if len(self._spare):
+            self._spare, p = pop(self._spare)
+            self._pages[p] = page
+            return p
+        self._pages = append(self._pages, page)
+        return len(self._pages) - 1
+
+    def _give_back(self, p: i64) -> None:
+        self._pages[p] = vec[i64]()
+        self._spare = append(self._spare, p)
+
+    def compact(self) -> None:
+        """Move the blocks of the shared pages down over the gaps, in the order they sit, and
+        give back the pages left empty; no block is free after.
+
+        A block never moves up: packed in the same order, the blocks before it take no more
+        room than they did. So copying each block from its first value on overwrites nothing
+        still to be read.
+        """
+        if not self._shared_pages:
+            return
+        pages = sorted(self._shared_pages)
+        used, cut = 0, 0
+        # Per snapshot of the page being packed: 1 + the slot whose block starts there.
+        owner = vec[i32]([0] * PAGE_SNAPSHOTS)
+        by_page = self._slots_by_page()
+        for p in pages:
+            for slot in by_page.get(p, vec[i32]()):
+                owner[self._first.get(i64(slot)) & _MASK] = slot + 1
+            for k in range(PAGE_SNAPSHOTS):  # the page's blocks in the order they sit
+                if not owner[k]:
+                    continue
+                s = i64(owner[k]) - 1
+                owner[k] = 0
+                n = self._count.get(s)
+                room = capacity_for(n)
+                if cut + room > PAGE_SNAPSHOTS:
+                    used, cut = used + 1, 0
+                new = pages[used] << PAGE_BITS | cut
+                cut += room
+                if new != p << PAGE_BITS | k:
+                    src, dst = self._pages[p], self._pages[pages[used]]
+                    a, b = k << 1, (new & _MASK) << 1
+                    for j in range(2 * n):
+                        dst[b + j] = src[a + j]
+                    self._first.set(s, new)
+        for p in pages[used + 1 :]:
+            self._shared_pages.discard(p)
+            self._give_back(p)
+        self._shared, self._cut = pages[used], cut
+        self._free.clear()
+        self._free_snapshots = 0
+
     def held_snapshots(self) -> tuple[int, int]:
         """Snapshots the pages have room for, and of those the free blocks' (for measuring)."""
-        pages = sum(len(p) for p in self._pages) >> 1
-        free = sum(room * len(starts) for room, starts in self._free.items())
-        return pages, free
+        return sum(len(p) for p in self._pages) >> 1, self._free_snapshots
