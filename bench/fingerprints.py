@@ -8,7 +8,7 @@
 
 The record, ``bench/fingerprints.json``, holds the fingerprint of every scenario in
 ``scenarios/``, ``tests/data/`` and ``bench/scenarios/`` on the default (memory) backends, but
-``full-scale-10x`` (a benchmark of some 8 GB estimated: run only when named).
+``full-scale-10x`` (a benchmark of some 7 GB estimated: run only when named).
 A change that means to alter behaviour rewrites it with ``--write`` and says in its commit
 which scenarios moved and why (docs/performance.md "How to measure"). Each scenario runs in its
 own process (``-j`` at a time), without a report. Exit 1 when a fingerprint differs.

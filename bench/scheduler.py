@@ -151,7 +151,7 @@ def main() -> None:
     parser.add_argument(
         "--full-scale-10x",
         action="store_true",
-        help="also run full-scale-10x (20M videos: some 8 GB estimated; shorten it with --set)",
+        help="also run full-scale-10x (20M videos: some 7 GB estimated; shorten it with --set)",
     )
     parser.add_argument(
         "--set",

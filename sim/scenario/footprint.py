@@ -8,12 +8,15 @@ days; without this estimate a catalogue of 10^12 videos is found out by numpy, w
 The constants were fitted to runs of this tree (peak resident memory of the run's process and
 of the reducer process added, as ``bench/scheduler.py`` prints them; 7 December 2026, compiled,
 pure Python within 1 % at 200k videos for a day) and rounded up so that the estimate stays above
-every one: ``small`` for a day (inline reducers: 82 MB), ``baseline`` for 7 days (283 MB), the
-tenth-scale month for a day and for 30 days (249 MB, 385 MB), ``how-many-songs`` (2M videos,
-8 days: 897 MB), ``full-scale`` for an hour and for 30 days (786 MB, 1,545 MB) and
-``full-scale-10x`` for an hour (20M videos: 5,491 MB). They over-estimate those by 2-27 %;
-``small`` (5,500 videos, the reducers inline: one interpreter, not two) by 2.4 times, its floor
-below included (98 MB): a run that small needs no check.
+every one: ``small`` for a day (inline reducers: 82 MB), ``baseline`` for 7 days (273 MB), the
+tenth-scale month for a day and for 30 days (244 MB, 381 MB), ``how-many-songs`` (2M videos,
+8 days: 897 MB), ``full-scale`` for an hour and for 30 days (698 MB, 1,326 MB) and
+``full-scale-10x`` for an hour (20M videos: 4,606 MB). A video's bytes were lowered by the 40 B
+the store's snapshot pages save (two snapshots in a shared page, not a vector of their own);
+``how-many-songs`` and the tenth-scale month for 30 days were measured before them, which only
+lowers a run. They over-estimate those by 3-31 %; ``small`` (5,500 videos, the reducers inline:
+one interpreter, not two) by 2.4 times, its floor below included (98 MB): a run that small needs
+no check.
 
 So the estimate is a ceiling, and the estimate divided by that margin a floor. A run whose
 ceiling exceeds the memory the machine has available but whose floor fits may well run: the
@@ -33,7 +36,7 @@ from sim.units import DAY_MS
 
 BASE_BYTES = 190 * 2**20
 """Two interpreters (the run's and the metric process's), numpy, the model, the log's buffers."""
-VIDEO_BYTES = 272
+VIDEO_BYTES = 232
 """One video: its curve's parameters, the store's record and first rows, the reducers' share."""
 RECOUNT_STEP_BYTES = 16
 """Each of a video's ``curves.recount_steps_max`` recount slots (when and how much)."""
