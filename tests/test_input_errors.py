@@ -485,7 +485,7 @@ def test_every_command_that_runs_a_scenario_checks_memory(
 
 def test_full_scale_fits_a_machine_with_a_few_gb_free() -> None:
     full = load_scenario(FULL_SCALE)
-    # measured 1,326 MB, both processes' peaks added (footprint.py's docstring)
+    # measured 1,282 MB, both processes' peaks added (footprint.py's docstring)
     assert 1.6 * GB < estimate(full).bytes < 2 * GB
     assert memory_check(full, "f", available=2 * GB) is None
     assert refuses(memory_check(full, "f", available=int(1.2 * GB))) is False  # floor 0.85 GB

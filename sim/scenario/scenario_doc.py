@@ -56,7 +56,7 @@ file must be UTF-8 (a byte that is not is named by its offset and line).
 Before anything is built, the commands that run a scenario estimate the memory it needs from
 `catalog.songs`, `catalog.non_songs`, `arrivals.per_day` and `duration`
 (`sim/scenario/footprint.py`: 190 MB, 232 bytes a video and 16 a recount step, 14 bytes a
-video-day, 5 MB a day; fitted to measured runs and above each, by 3-31 % from 200k videos up:
+video-day, 5 MB a day; fitted to measured runs and above each, by 3-35 % from 200k videos up:
 1.7 GB for `full-scale`, measured 1.3 GB; 7.3 GB for a week of `full-scale-10x`, whose first
 hour held 4.6 GB). When the estimate exceeds the memory the machine has available they print one
 `warning:` line (the estimate, its floor -- half the estimate --, the memory available and the

@@ -10,9 +10,11 @@ gets a page of its own, dropped when the block moves on.
 
 Videos grow together (every video of the catalogue starts with two snapshots), so blocks are
 freed faster than blocks of their capacity are asked for: at the end of the tenth-scale month
-25 MB of the 54 MB of pages were free blocks. So when free blocks hold more than a quarter of
+25 MB of the 54 MB of pages were free blocks. So when free blocks hold more than an eighth of
 the shared pages, :meth:`compact` moves every block down over the gaps, in the order they sit,
-and gives back the pages left empty.
+and gives back the pages left empty. Full scale for 30 days: the run's peak 936 MB, 1,146 MB
+without compacting, 983 MB compacting at a quarter; the tenth-scale month side by side 1.002
+against a quarter.
 
 Why not a ``vec[i64]`` a video, as the store had before: each vector is a Python object, so
 a video with its first two snapshots cost 80 bytes (16 for its place in the column, 32 for the
@@ -43,7 +45,7 @@ _MASK: Final = PAGE_SNAPSHOTS - 1
 OWN_PAGE_OVER: Final = PAGE_SNAPSHOTS >> 3
 """A block of more snapshots than this gets a page of its own: a shared page wastes at most
 this much at its end, where the next block did not fit."""
-COMPACT_OVER: Final = 4
+COMPACT_OVER: Final = 8
 """Compact when the free blocks hold more than a ``1/COMPACT_OVER`` of the shared pages..."""
 COMPACT_FROM_PAGES: Final = 4
 """...and there are at least this many shared pages (4 MiB): below that it would gain little."""
