@@ -226,7 +226,9 @@ def _run(
         )
         engine.observer = opts.observer
         spec = opts.backends or spec_of(scenario)
-        chosen = make_backends(spec, real_clock=speed is not None)
+        chosen = make_backends(
+            spec, real_clock=speed is not None, snapshot_reach_ms=scenario.snapshot_reach_ms
+        )
         model = build_model(scenario, engine, streams, chosen)
         if interrupts is not None:  # a signal during the world's drawing whose exception was lost
             interrupts.raise_pending()

@@ -33,6 +33,7 @@ from sim.backends.memory.jobs import MemoryJobTable
 from sim.backends.memory.marks import MemoryMessageMarks
 from sim.backends.reference import ReferenceStore, ReferenceWindowCounter
 from sim.ports import Counter, JobTable, MessageMarks, Store
+from sim.units import Ms
 
 Reservation = Literal["loop", "lua"]
 SqliteDriver = Literal["auto", "sqlite3", "aiosqlite"]
@@ -100,13 +101,17 @@ def counter_problem(counter: str) -> str | None:
     return f"unknown counter {counter!r}: use {COUNTER_CHOICES}"
 
 
-def make_store(spec: BackendSpec, *, real_clock: bool = False) -> Store:
+def make_store(
+    spec: BackendSpec, *, real_clock: bool = False, snapshot_reach_ms: Ms | None = None
+) -> Store:
     """The schedule-and-snapshot store named by ``spec.store`` (not yet connected). SQLite is
     driven by stdlib sqlite3 inline under the virtual clock and by aiosqlite on the real clock
-    (:mod:`sim.backends.sqlite`)."""
+    (:mod:`sim.backends.sqlite`). The memory store keeps only the snapshots within
+    ``snapshot_reach_ms`` of a video's latest (None: all of them); the others keep every row,
+    as the deployed tables do."""
     s = spec.store
     if s == "memory":
-        return MemoryStore()
+        return MemoryStore(snapshot_reach_ms)
     if s == "reference":
         return ReferenceStore()
     if s.startswith("sqlite:"):
@@ -192,10 +197,13 @@ class Backends:
         )
 
 
-def make_backends(spec: BackendSpec, *, real_clock: bool = False) -> Backends:
+def make_backends(
+    spec: BackendSpec, *, real_clock: bool = False, snapshot_reach_ms: Ms | None = None
+) -> Backends:
     """The adapters ``spec`` names, for a run on the virtual clock or (``real_clock``) a scaled
-    real one."""
-    return Backends(make_store(spec, real_clock=real_clock), make_counter(spec))
+    real one; ``snapshot_reach_ms`` as :func:`make_store` takes it."""
+    store = make_store(spec, real_clock=real_clock, snapshot_reach_ms=snapshot_reach_ms)
+    return Backends(store, make_counter(spec))
 
 
 @asynccontextmanager

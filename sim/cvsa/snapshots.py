@@ -10,10 +10,11 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 
+from sim.cvsa.params import Params
 from sim.ports import Snapshot
 from sim.units import Ms
 
-__all__ = ["Snapshot", "find_closest_snapshot", "find_snapshot_before"]
+__all__ = ["Snapshot", "find_closest_snapshot", "find_snapshot_before", "snapshot_reach_ms"]
 
 
 def _times(snapshots: Sequence[Snapshot]) -> list[Ms]:
@@ -52,3 +53,13 @@ def find_closest_snapshot(snapshots: Sequence[Snapshot], t_ms: Ms) -> Snapshot |
     if after.created_at_ms - t_ms < t_ms - before.created_at_ms:
         return after
     return before
+
+
+def snapshot_reach_ms(params: Params, worker_behind_ms: Ms = 0) -> Ms:
+    """How far before the database's clock any rule asks for a snapshot: the longest of the ETA
+    lookbacks (``getAdjustedShortTermETA``, reference §11.4) and the regular interval's look-back
+    (``getRegularSnapshotInterval``, §11.6; the latest snapshot is the other read, §11.3), plus
+    how far the worker's clock, on which those instants are computed, runs behind the
+    database's (``worker_behind_ms``; the ``clock_skew`` fault). A store may let go of what lies
+    further back (:class:`sim.backends.memory.MemoryStore`)."""
+    return max((*params.eta_lookbacks_ms, params.regular_lookback_ms)) + max(worker_behind_ms, 0)

@@ -12,10 +12,11 @@ from pydantic import Field, model_validator
 
 from sim.cvsa.params import Params
 from sim.cvsa.profile import InvalidParams
+from sim.cvsa.snapshots import snapshot_reach_ms
 from sim.scenario.backends import BackendsSection
 from sim.scenario.design import DesignOverrides, show_param
 from sim.scenario.expect import ExpectSection
-from sim.scenario.faults import Fault
+from sim.scenario.faults import ClockSkew, Fault
 from sim.scenario.peak_modes import ModesSection
 from sim.scenario.periodic import PeriodicSection
 from sim.scenario.redelivery import DeliverySection
@@ -27,7 +28,7 @@ from sim.scenario.upstream import UpstreamSection
 from sim.scenario.world import ArrivalsSection, CatalogSection, CurvesSection
 from sim.scenario.world_videos import WorldSection
 from sim.scenario.writes import WritePathSection
-from sim.units import DEFAULT_EPOCH_MS, HOUR_MS, format_duration_ms
+from sim.units import DEFAULT_EPOCH_MS, HOUR_MS, Ms, format_duration_ms
 
 
 class EngineSection(Section):
@@ -177,6 +178,14 @@ class Scenario(Section):
     def params(self) -> Params:
         """The run's numbers: the profile's, with ``[design]`` applied."""
         return self.design.params(self.profile)
+
+    @property
+    def snapshot_reach_ms(self) -> Ms:
+        """How far back the run's rules read snapshots
+        (:func:`sim.cvsa.snapshots.snapshot_reach_ms`), with the farthest any ``clock_skew``
+        fault sets the worker's clock behind."""
+        behind = max((-f.skew for f in self.faults if isinstance(f, ClockSkew)), default=0)
+        return snapshot_reach_ms(self.params, behind)
 
     @property
     def start_ms(self) -> int:

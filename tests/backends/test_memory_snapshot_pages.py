@@ -1,7 +1,8 @@
 """The memory store's snapshot pages keep every video's snapshots in order whatever blocks they
-move through: a block that fills moves to a larger one, its old block is reused by the next of
-its capacity, a block larger than an eighth of a page has a page of its own, and compacting
-moves blocks down over the gaps."""
+move through: a block that fills moves to a larger one (or, leaving its oldest snapshots behind
+when told to, to one that may be smaller), its old block is reused by the next of its capacity,
+a block larger than an eighth of a page has a page of its own, and compacting moves blocks down
+over the gaps."""
 
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ def _read(pages: SnapshotPages, s: int) -> list[tuple[int, int]]:
 ops = st.lists(
     st.tuples(
         st.integers(0, 5),  # slot
-        st.sampled_from(["append", "insert", "compact"]),
+        st.sampled_from(["append", "insert", "compact", "append dropping"]),
         st.integers(0, 10**6),  # where, when inserting
         st.integers(-(2**62), 2**62),  # the time (any int64 is kept as it is)
     ),
@@ -50,9 +51,19 @@ def test_pages_keep_what_a_list_per_slot_keeps(steps: list[tuple[int, str, int, 
             i = where % len(model[s])
             pages.insert(s, i, t, views)
             model[s].insert(i, (t, views))
+        elif op == "append dropping" and model[s]:
+            # A block with room keeps everything; a full one leaves the first ``drop`` behind.
+            drop = where % len(model[s])
+            if not pages.full(s):
+                drop = 0
+            pages.append(s, t, views, drop)
+            model[s] = [*model[s][drop:], (t, views)]
         else:
             pages.append(s, t, views)
             model[s].append((t, views))
+        # Every block is its count's capacity (compact() relies on it): it is full exactly
+        # when its count is a capacity.
+        assert pages.full(s) == (len(model[s]) in FULL_AT)
     for s in range(6):
         assert pages.count(s) == len(model[s])
         assert _read(pages, s) == model[s]

@@ -128,13 +128,20 @@ class SnapshotPages:
         first = self._first.get(s)
         return self._pages[first >> PAGE_BITS][((first & _MASK) << 1) + 2 * i + 1]
 
-    def append(self, s: i64, t_ms: i64, views: i64) -> None:
-        """Slot ``s``'s snapshot ``(t_ms, views)``, after its last one."""
+    def full(self, s: i64) -> bool:
+        """Whether slot ``s``'s next snapshot moves its block (its block has no room left)."""
+        return self._count.get(s) in FULL_AT
+
+    def append(self, s: i64, t_ms: i64, views: i64, drop: i64 = 0) -> None:
+        """Slot ``s``'s snapshot ``(t_ms, views)``, after its last one. A full block moves to
+        one with room for it, leaving its first ``drop`` snapshots behind (the store's reach,
+        :mod:`~sim.backends.memory.videos`); a block with room keeps them all."""
         n = self._count.get(s)
         if n == 0:
             self._first.set(s, self._block(2))
         elif n in FULL_AT:
-            self._move(s, n, grown(n))
+            self._move(s, n, drop)
+            n -= drop
         first = self._first.get(s)
         page = self._pages[first >> PAGE_BITS]
         k = ((first & _MASK) << 1) + 2 * n
@@ -147,7 +154,7 @@ class SnapshotPages:
         up by one."""
         n = self._count.get(s)
         if n in FULL_AT:
-            self._move(s, n, grown(n))
+            self._move(s, n, 0)
         first = self._first.get(s)
         page = self._pages[first >> PAGE_BITS]
         at = (first & _MASK) << 1
@@ -159,18 +166,20 @@ class SnapshotPages:
         page[at + 2 * i + 1] = views
         self._count.set(s, n + 1)
 
-    def _move(self, s: i64, n: i64, room: i64) -> None:
-        """Slot ``s``'s ``n`` snapshots into a new block of ``room``; the old block is freed."""
+    def _move(self, s: i64, n: i64, drop: i64) -> None:
+        """Slot ``s``'s ``n`` snapshots but the first ``drop`` into a new block with room for
+        one more (the capacity of their count plus one, so that every block stays its count's
+        capacity, as :meth:`compact` needs); the old block is freed. The count is the caller's."""
         shared = len(self._shared_pages)
         if shared >= COMPACT_FROM_PAGES and self._free_snapshots * COMPACT_OVER > (
             shared * PAGE_SNAPSHOTS
         ):
             self.compact()  # before the move: every block is then its count's capacity
         old = self._first.get(s)
-        new = self._block(room)
+        new = self._block(grown(n) if drop == 0 else capacity_for(n - drop + 1))
         src, dst = self._pages[old >> PAGE_BITS], self._pages[new >> PAGE_BITS]
-        a, b = (old & _MASK) << 1, (new & _MASK) << 1
-        for k in range(2 * n):
+        a, b = ((old & _MASK) << 1) + 2 * drop, (new & _MASK) << 1
+        for k in range(2 * (n - drop)):
             dst[b + k] = src[a + k]
         self._first.set(s, new)
         if n > OWN_PAGE_OVER:

@@ -13,6 +13,7 @@ from sim.backends.memory.columns import SlotBits
 from sim.backends.memory.schedules import TYPE_CODE, TYPES, ScheduleTable
 from sim.backends.memory.videos import IS_SONG, IS_VIDEO, VideoTables
 from sim.cvsa.vocabulary import ScheduleType
+from sim.units import Ms
 
 # The anti-joins the dispatchers run (reference §11.7, §13b): songs without an active normal or
 # archive row, and non-song videos without an active archive row. They are kept as sets of
@@ -25,10 +26,15 @@ _TRACKED_OTHERS: Final = (TYPE_CODE[ScheduleType.ARCHIVE],)
 
 class MemoryStore(ScheduleTable, VideoTables):
     """The optimised store: schedule store and snapshot store over columns, heaps and dicts (see
-    the two modules; its plain twin is :class:`sim.backends.reference.ReferenceStore`)."""
+    the two modules; its plain twin is :class:`sim.backends.reference.ReferenceStore`).
 
-    def __init__(self) -> None:
-        VideoTables.__init__(self)
+    Args:
+        snapshot_reach_ms: how far back any read asks for a snapshot; given, the snapshots
+            older than that are let go (:mod:`~sim.backends.memory.videos`). None keeps all.
+    """
+
+    def __init__(self, snapshot_reach_ms: Ms | None = None) -> None:
+        VideoTables.__init__(self, snapshot_reach_ms)
         ScheduleTable.__init__(
             self, self._active_changed, self._slot_of, self._slot.get, self._aids
         )

@@ -7,6 +7,15 @@ at full scale that is two million videos. A video's snapshots are a block of a s
 block's room to grow. Readers take the page, the index of the video's first value in it
 (``at``) and its number of snapshots (``n``): snapshot ``i`` is ``page[at + 2 * i]`` (its time)
 and ``page[at + 2 * i + 1]`` (its views).
+
+Built with a reach (the composition root passes
+:func:`~sim.cvsa.snapshots.snapshot_reach_ms`), the store keeps only the snapshots a read can
+still reach: when a video's block is full, the snapshots older than the last one at or before
+``reach`` before the new one stay behind as the block moves (:meth:`VideoTables._unreachable`).
+A 30-day run keeps a few days of each video's snapshots instead of all of them. A snapshot
+inserted out of order and older than that has no duplicate check against the ones left behind
+(the write path holds a row for seconds, the reach is days).
+
 The milestone candidates (§11.1) are kept as sets, re-checked whenever a video's latest views,
 its eta or its song flag change.
 """
@@ -175,7 +184,10 @@ def _refreshed(
 class VideoTables:
     """The video half of :class:`~sim.backends.memory.MemoryStore`."""
 
-    def __init__(self) -> None:
+    def __init__(self, snapshot_reach_ms: Ms | None = None) -> None:
+        self._reach_ms = snapshot_reach_ms
+        """How far before a video's latest snapshot a read can still ask (None: no bound, every
+        snapshot is kept); see :meth:`_unreachable`."""
         self._aids = I64Column()
         self._slot = AidIndex(self._aids)
         """aid -> slot (-1: none)."""
@@ -294,8 +306,9 @@ class VideoTables:
         if n == 0:
             snaps.append(s, t_ms, views)
         elif snaps.time_ms(s, n - 1) < t_ms:  # the usual case: appended in time order
-            self._lookbacks_appended(aid, s, t_ms)
-            snaps.append(s, t_ms, views)
+            drop = self._unreachable(aid, s, n, t_ms) if snaps.full(s) else 0
+            self._lookbacks_appended(aid, s, t_ms, drop)
+            snaps.append(s, t_ms, views, drop)
         else:
             self._lookbacks.pop(aid, None)
             page, at = snaps.page(s), snaps.at(s)
@@ -307,10 +320,35 @@ class VideoTables:
         self._recheck_candidate(aid, s)
         return True
 
-    def _lookbacks_appended(self, aid: int, s: int, t_ms: Ms) -> None:
+    def _unreachable(self, aid: int, s: int, n: int, t_ms: Ms) -> int:
+        """How many of slot ``s``'s ``n`` snapshots, the oldest, no read can reach once one
+        taken at ``t_ms`` is its latest; they are left behind when its block moves.
+
+        Every read asks about an instant at most :attr:`_reach_ms` before the clock it runs
+        on (:func:`sim.cvsa.snapshots.snapshot_reach_ms`), and a snapshot is never taken after
+        the clock it is written on, so no later read asks before ``cut = t_ms - reach``. A
+        read at or after ``cut`` finds the last snapshot at or before its instant and the one
+        after it, never an earlier one: the snapshots before the last at or before ``cut`` are
+        unreachable. A kept lookback answer keeps the rows it points at (its row numbers
+        shift down by the number left behind)."""
+        reach = self._reach_ms
+        if reach is None:
+            return 0
+        snaps = self._snaps
+        drop = last_at_or_before(snaps.page(s), snaps.at(s), n, t_ms - reach)
+        if drop <= 0:
+            return 0
+        memo = self._lookbacks.get(aid)
+        if memo is not None:
+            for k in range(len(memo.rows)):
+                drop = min(drop, memo.rows[k])
+        return drop
+
+    def _lookbacks_appended(self, aid: int, s: int, t_ms: Ms, drop: int) -> None:
         """A row appended after the last one only narrows the last row's range: its upper
         bound was open and is now the midpoint to the new row; every other answer kept holds
-        over the same targets as before."""
+        over the same targets as before. The ``drop`` oldest rows are left behind
+        (:meth:`_unreachable`): every row number moves down by that many."""
         memo = self._lookbacks.get(aid)
         if memo is None:
             return
@@ -319,7 +357,8 @@ class VideoTables:
         for k in range(len(memo.rows)):
             if memo.rows[k] == last:
                 memo.hi[k] = float(self._snaps.time_ms(s, last) + t_ms)
-        memo.n += 1
+            memo.rows[k] -= drop
+        memo.n += 1 - drop
         memo.narrow()
 
     async def latest_snapshot(self, aid: int) -> Snapshot | None:
