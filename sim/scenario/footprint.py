@@ -1,8 +1,9 @@
 """How much memory a scenario needs, estimated from its keys before anything is allocated.
 
 A run holds every video of the catalogue and of the arrivals (curve parameters, the store's
-record), every schedule row and snapshot the run creates (none are retired yet: issue 30), and
-per-window series. So its memory grows with the number of videos, with videos x days, and with
+record), every schedule row the run creates (none are retired yet: issue 30), the snapshots of
+the last three days (the memory store lets older ones go: no rule reads them), and per-window
+series. So its memory grows with the number of videos, with videos x days, and with
 days; without this estimate a catalogue of 10^12 videos is found out by numpy, with a traceback.
 
 The constants were fitted to runs of this tree (peak resident memory of the run's process and
@@ -14,7 +15,10 @@ tenth-scale month for a day and for 30 days (244 MB, 381 MB), ``how-many-songs``
 ``full-scale-10x`` for an hour (20M videos: 4,606 MB). A video's bytes were lowered by the 40 B
 the store's snapshot pages save (two snapshots in a shared page, not a vector of their own);
 ``how-many-songs`` and the tenth-scale month for 30 days were measured before them, which only
-lowers a run. They over-estimate those by 3-35 %; ``small`` (5,500 videos, the reducers inline:
+lowers a run. They over-estimate those by 3-35 %. Since the memory store lets go of the
+snapshots no rule reaches, ``full-scale`` for 30 days holds 1,113 MB (the estimate is 56 %
+over it) and the per-day bytes below count snapshots that a run longer than three days no
+longer keeps: not fitted again, so runs of weeks are over-estimated more; ``small`` (5,500 videos, the reducers inline:
 one interpreter, not two) by 2.4 times, its floor below included (98 MB): a run that small needs
 no check.
 
@@ -47,7 +51,7 @@ reducers keep of them."""
 DAY_BYTES = 5 * 2**20
 """One simulated day of per-window series, ticks and the metric reducers' state."""
 OVER_ESTIMATE: Final = 2.0
-"""The estimate divided by this is the least a run needs: the estimate is at most 1.4 times
+"""The estimate divided by this is the least a run needs: the estimate is at most 1.56 times
 what a measured run of 200k videos or more held (module docstring), and issue 30's further
 savings widen the margin until the constants above are fitted again."""
 
