@@ -9,18 +9,15 @@ days; without this estimate a catalogue of 10^12 videos is found out by numpy, w
 The constants were fitted to runs of this tree (peak resident memory of the run's process and
 of the reducer process added, as ``bench/scheduler.py`` prints them; 7 December 2026, compiled,
 pure Python within 1 % at 200k videos for a day) and rounded up so that the estimate stays above
-every one: ``small`` for a day (inline reducers: 82 MB), ``baseline`` for 7 days (273 MB), the
-tenth-scale month for a day and for 30 days (244 MB, 381 MB), ``how-many-songs`` (2M videos,
-8 days: 897 MB), ``full-scale`` for an hour and for 30 days (698 MB, 1,282 MB) and
-``full-scale-10x`` for an hour (20M videos: 4,606 MB). A video's bytes were lowered by the 40 B
-the store's snapshot pages save (two snapshots in a shared page, not a vector of their own);
-``how-many-songs`` and the tenth-scale month for 30 days were measured before them, which only
-lowers a run. They over-estimate those by 3-35 %. Since the memory store lets go of the
-snapshots no rule reaches, ``full-scale`` for 30 days holds 1,113 MB (the estimate is 56 %
-over it) and the per-day bytes below count snapshots that a run longer than three days no
-longer keeps: not fitted again, so runs of weeks are over-estimated more; ``small`` (5,500 videos, the reducers inline:
-one interpreter, not two) by 2.4 times, its floor below included (98 MB): a run that small needs
-no check.
+every one. Measured again once the memory store kept only the snapshots a rule can reach (7
+December, evening): ``baseline`` for 7 days 272 MB (estimate 298 MB), the tenth-scale month for
+30 days 339 MB (479 MB), ``how-many-songs`` (2M videos, 8 days) 805 MB (988 MB), ``full-scale``
+for 30 days 1,113 MB (1,731 MB); and before that, which the change leaves alone (three days or
+less): the tenth-scale month for a day 244 MB (251 MB), ``full-scale`` for an hour 698 MB (725
+MB), ``full-scale-10x`` for an hour (20M videos) 4,606 MB (5.4 GB). So 3-56 % over: the per-day
+bytes below still count the snapshots a run of more than three days no longer keeps, and are
+not fitted again. ``small`` (5,500 videos, the reducers inline: one interpreter, not two, 82 MB)
+is over-estimated 2.4 times, its floor below included (98 MB): a run that small needs no check.
 
 So the estimate is a ceiling, and the estimate divided by that margin a floor. A run whose
 ceiling exceeds the memory the machine has available but whose floor fits may well run: the
