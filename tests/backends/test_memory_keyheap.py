@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import heapq
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -16,7 +17,7 @@ from sim.backends.memory.columns import (
     I64Column,
     U8Column,
 )
-from sim.backends.memory.keyheap import KeyHeap
+from sim.backends.memory.keyheap import MAX_ID, KeyHeap
 
 # Few distinct times (ties decided by id), instants of 41 bits, pops interleaved with pushes.
 ops = st.lists(
@@ -24,12 +25,20 @@ ops = st.lists(
         st.tuples(
             st.just("push"),
             st.one_of(st.integers(0, 5), st.integers(1_900_000_000_000, 1_900_000_000_050)),
-            st.integers(1, 2**31),
+            st.integers(1, MAX_ID),  # the largest an int32 holds
         ),
         st.tuples(st.just("pop"), st.just(0), st.just(0)),
     ),
     max_size=300,
 )
+
+
+def test_an_id_beyond_int32_is_refused_not_wrapped() -> None:
+    heap = KeyHeap()
+    heap.push(5, MAX_ID)
+    with pytest.raises(OverflowError, match="schedule id 2147483648"):
+        heap.push(5, MAX_ID + 1)
+    assert (len(heap), heap.id_at(0)) == (1, MAX_ID)
 
 
 def heap_order_holds(heap: KeyHeap) -> bool:

@@ -63,3 +63,16 @@ def test_warming_moves_entries_out_of_the_arrays_once() -> None:
     cold.warm(np.array([9, 5], dtype=np.int64))
     assert cold.hot == {9: 91, 1: 10, 5: 50}
     assert sorted(cold.items()) == [(1, 10), (5, 50), (9, 91)]
+
+
+def test_values_are_int32_until_one_needs_more() -> None:
+    cold: ColdMap[list[int]] = ColdMap(warm_limit=1)
+    cold.hot.update({5: 50, 1: 2**31 - 1})
+    cold.cool()
+    assert cold._vals.dtype == np.int32  # 12 bytes an entry, not 16
+    cold.hot[7] = 2**31  # a row id past 2^26 with its flags
+    cold.cool()
+    assert cold._vals.dtype == np.int64
+    assert sorted(cold.items()) == [(1, 2**31 - 1), (5, 50), (7, 2**31)]
+    cold.warm(np.array([1], dtype=np.int64))
+    assert cold.hot == {1: 2**31 - 1}

@@ -3,7 +3,8 @@
 The lifecycle invariant tracks every live schedule row, and at full scale every one of two
 million videos has a live archive row that nothing touches for days. In a plain dict such an
 entry costs about 135 bytes (docs/performance.md "Where a full-scale run spends its time");
-here it costs 16.
+here it costs 12: an int64 key and an int32 value (the lifecycle's values are a row id and five
+flag bits: 67M rows fit), the values widened to int64 once one needs it.
 
 The map has a *hot* part, a plain dict the caller reads and writes directly, and a *cold* part:
 sorted keys and their values in two int64 arrays. The caller names, before each batch of work,
@@ -25,6 +26,7 @@ V = TypeVar("V")
 
 _DEAD = -1
 """Value of a cold slot whose entry moved to the dict (live values are >= 0)."""
+_INT32_MAX = 2**31 - 1
 
 
 class ColdMap(Generic[V]):
@@ -37,7 +39,8 @@ class ColdMap(Generic[V]):
         """Entries moved at a time by :meth:`cool` (what its temporaries hold)."""
         self.hot: dict[int, V | int] = {}
         self._keys: npt.NDArray[np.int64] = np.empty(0, np.int64)
-        self._vals: npt.NDArray[np.int64] = np.empty(0, np.int64)
+        self._vals: npt.NDArray[np.int32 | np.int64] = np.empty(0, np.int32)
+        """int32 until a value needs more (then int64 for the map's life)."""
         self._dead = 0
 
     def __len__(self) -> int:
@@ -72,7 +75,10 @@ class ColdMap(Generic[V]):
         hot.clear()
         hot.update(kept)
         order = np.argsort(new_keys)
-        self._merge(self._compact(), new_keys[order], new_vals[order])
+        n = self._compact()
+        if self._vals.dtype != np.int64 and new_vals.size and new_vals.max() > _INT32_MAX:
+            self._vals = self._vals.astype(np.int64)
+        self._merge(n, new_keys[order], new_vals[order].astype(self._vals.dtype))
 
     # The arrays are the map's bulk (22M live rows at 20M videos: 352 MB), so they are changed in
     # place, a block at a time: copies of them (a boolean selection, np.insert) were alive beside
@@ -95,9 +101,13 @@ class ColdMap(Generic[V]):
         return w
 
     def _merge(
-        self, n: int, new_keys: npt.NDArray[np.int64], new_vals: npt.NDArray[np.int64]
+        self,
+        n: int,
+        new_keys: npt.NDArray[np.int64],
+        new_vals: npt.NDArray[np.int32 | np.int64],
     ) -> None:
-        """Merge sorted ``new_keys`` (none among the first ``n`` keys) into those ``n``."""
+        """Merge sorted ``new_keys`` (none among the first ``n`` keys) into those ``n``;
+        ``new_vals`` in the values' dtype."""
         m = new_keys.size
         at = np.searchsorted(self._keys[:n], new_keys)  # each new key's place among the old
         if not (self._keys.flags.owndata and self._vals.flags.owndata):
