@@ -7,8 +7,8 @@ object of 40 bytes besides the list's pointer) and every comparison on the way d
 millions reads two such objects from wherever they lie in memory, for every stale entry the
 ticks' idle hints pop (docs/performance.md "A columnar memory store"). Here the pairs sit in two
 vectors that compiled code compares in place: the times int64, the ids int32 (schedule ids count
-rows from 1: 17M rows at full scale in 30 days), 12 bytes an entry; at 20M videos every video's
-archive row waits in one heap. The order is the same
+rows from 1: the tenth-scale month writes 1.46M rows), 12 bytes an entry; at 20M videos every
+video's archive row waits in one heap. The order is the same
 as the packed ints' (time, then id), and every answer the table gives is independent of the
 heap's layout (``due_schedules`` sorts what it found), so the event logs are unchanged.
 """

@@ -6,7 +6,9 @@ block of the page it was given: a block holds 2 snapshots, then a quarter more a
 store keeps where its block starts and how many snapshots it holds: 8 bytes. A block that is
 full is copied into one of the next capacity; the old one goes on its capacity's free list,
 which the next block of that capacity takes first. A block larger than an eighth of a page
-gets a page of its own, dropped when the block moves on.
+gets a page of its own, dropped when the block moves on. A block that moves may leave its
+oldest snapshots behind (``append``'s ``drop``: the store's reach), into a block of the
+capacity of what it keeps plus one, which may be smaller.
 
 Videos grow together (every video of the catalogue starts with two snapshots), so blocks are
 freed faster than blocks of their capacity are asked for: at the end of the tenth-scale month

@@ -7,11 +7,12 @@ here it costs 12: an int64 key and an int32 value (the lifecycle's values are a 
 flag bits: 67M rows fit), the values widened to int64 once one needs it.
 
 The map has a *hot* part, a plain dict the caller reads and writes directly, and a *cold* part:
-sorted keys and their values in two int64 arrays. The caller names, before each batch of work,
-every key the batch may touch (:meth:`warm`): those entries move into the dict, so all the
-per-event code stays plain dict code. After the batch, :meth:`cool` folds the dict's int
-entries back into the arrays once the dict has grown past ``warm_limit``; other values (the
-caller's rare lists) stay warm. A key is in exactly one part at a time.
+sorted keys (int64) and their values (int32, or int64 once one needs it) in two arrays. The
+caller names, before each batch of work, every key the batch may touch (:meth:`warm`): those
+entries move into the dict, so all the per-event code stays plain dict code. After the batch,
+:meth:`cool` folds the dict's int entries back into the arrays once the dict has grown past
+``warm_limit``; other values (the caller's rare lists) stay warm. A key is in exactly one
+part at a time.
 """
 
 from __future__ import annotations
