@@ -489,6 +489,8 @@ class _Reduction:
         if self.remote is not None:
             for reducers, finish in groups:
                 self.remote.add(reducers, finish)
+            # The child computes them: the remote sink alone holds them until it sends them.
+            self.metrics, self.series = [], None
             return [self.remote]
         self._inline = [(ReducerSink(reducers), finish) for reducers, finish in groups]
         return [sink for sink, _ in self._inline]

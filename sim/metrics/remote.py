@@ -57,9 +57,10 @@ class ProcessReducerSink:
     """A :class:`~sim.events.log.Sink` that runs reducer groups in a child process.
 
     Construct it early (the child imports numpy and the reducers while the world is built), add
-    groups with :meth:`add` before the log opens, and read :attr:`outcomes` (one per group, in
-    order) after the log closes. :meth:`terminate` ends the child when its answer will not be
-    read (the log never closed, or the run failed after).
+    groups with :meth:`add` before the log opens (the sink lets them go once it has sent them),
+    and read :attr:`outcomes` (one per group, in order) after the log closes. :meth:`terminate`
+    ends the child when its answer will not be read (the log never closed, or the run failed
+    after).
     """
 
     def __init__(self) -> None:
@@ -96,6 +97,9 @@ class ProcessReducerSink:
     # -- the Sink protocol ------------------------------------------------------------------------
     def open(self, header: bytes) -> None:
         self._send(b"O", pickle.dumps((self.groups, header), protocol=pickle.HIGHEST_PROTOCOL))
+        # The child has the reducers now: this process lets its copies go (at 20M videos the
+        # songs' gaps and the run's truth, some 200 MB, would stay for the whole run).
+        self.groups = []
 
     def write(self, chunk: Chunk, raw: bytes) -> None:
         if self._done:

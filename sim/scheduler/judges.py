@@ -25,7 +25,7 @@ from sim.metrics.findings import (
     TickHealth,
     WriteBacklog,
 )
-from sim.metrics.invariants import RunTruth
+from sim.metrics.invariants import RunTruth, StaleSongs
 from sim.scenario import Scenario
 from sim.units import Ms
 from sim.upstream.limiter import BULK_TASK_TIERS, PROVIDER_TIERS
@@ -83,7 +83,12 @@ def cvsa_finding_reducers(
             **th.executed_load.model_dump(),
         ),
         MilestoneFinding(truth, tz, **th.milestones.model_dump()),
-        Staleness(truth, tz, **th.staleness.model_dump()),
+        Staleness(
+            truth,
+            tz,
+            **th.staleness.model_dump(),
+            monitor=next((m for m in monitors if isinstance(m, StaleSongs)), None),
+        ),
         ThrottleFinding(
             scenario.upstream.adaptive.enabled,
             scenario.scheduler.retry.by_class,

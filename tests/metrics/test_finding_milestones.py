@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from sim.metrics.findings import Finding, MilestoneFinding, Severity, findings_in
-from sim.metrics.invariants import MilestoneCapture, RunTruth, Unavailability
+from sim.metrics.invariants import MilestoneCapture, RunTruth, SongBaselines, Unavailability
 from sim.testing.runs import Video, run_model
 from sim.units import HOUR_MS, MINUTE_MS, SECOND_MS
 from sim.world.truth import Crossings
@@ -32,7 +32,9 @@ def _truth(rows: Sequence[Row]) -> RunTruth:
         t.astype(np.int64),
         np.ones(n, bool),
     )
-    return RunTruth(crossings, tracked.astype(bool), known.astype(bool), {}, Unavailability())
+    return RunTruth(
+        crossings, tracked.astype(bool), known.astype(bool), SongBaselines(), Unavailability()
+    )
 
 
 def _finding(log: Log, rows: Sequence[Row], cuts: Sequence[int] = (), **thresholds: int) -> Finding:

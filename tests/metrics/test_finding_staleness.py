@@ -7,8 +7,11 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from sim.events import cvsa_kinds as K
+from sim.events.log import Chunk
+from sim.metrics.base import ReducerSink
 from sim.metrics.findings import Finding, Severity, Staleness, findings_in
-from sim.metrics.invariants import RunTruth, StaleSongs, Unavailability
+from sim.metrics.invariants import RunTruth, SongBaselines, StaleSongs, Unavailability
 from sim.metrics.invariants.songs import NoCrossings
 from sim.units import HOUR_MS
 from tests.metrics.loglib import T0, Log
@@ -27,15 +30,33 @@ def _unavailable(rows: Sequence[tuple[int, int, int, int]]) -> Unavailability:
 
 def _truth(songs: Mapping[int, int], unavailable: Unavailability) -> RunTruth:
     empty = np.empty(0, bool)
-    return RunTruth(NoCrossings(), empty, empty, dict(songs), unavailable)
+    return RunTruth(NoCrossings(), empty, empty, SongBaselines.of(songs), unavailable)
 
 
-def _finding(log: Log, truth: RunTruth, fail_stale_songs: int = 1) -> Finding:
+def _finding(
+    log: Log, truth: RunTruth, fail_stale_songs: int = 1, slack: int = 2 * HOUR_MS
+) -> Finding:
     reducer = Staleness(
-        truth, TZ, max_interval=72 * HOUR_MS, slack=2 * HOUR_MS, fail_stale_songs=fail_stale_songs
+        truth, TZ, max_interval=72 * HOUR_MS, slack=slack, fail_stale_songs=fail_stale_songs
     )
     (f,) = findings_in(log.reduce(reducer, cuts=(2, 5)))
     return f
+
+
+def _fail_log() -> tuple[Log, RunTruth]:
+    # D was under review for 10 h long before its gap: the gap is its scheduler's, not the API's.
+    # E, classified during the run, is under review during its whole (open) gap: excused.
+    review = _unavailable([(D, T0 + HOUR_MS, T0 + 11 * HOUR_MS, 62004), (E, T0, NEVER, 62004)])
+    truth = _truth({B: T0, A: T0, D: T0}, review)  # not in aid order: the baselines sort them
+    log = Log()
+    log.taken(T0 + 12 * HOUR_MS, D, type="normal")
+    log.taken(T0 + 10 * HOUR_MS, A, type="normal")
+    log.classified(T0 + 11 * HOUR_MS, E)
+    log.taken(T0 + 10 * HOUR_MS + BOUND + 1, A, type="milestone")  # closed gap, 1 ms over
+    log.taken(T0 + 100 * HOUR_MS, D, type="normal")  # 88 h after its previous one
+    log.taken(T0 + 50 * HOUR_MS, B, type="normal")
+    log.ended(T0 + 150 * HOUR_MS)  # B: 100 h open at the end
+    return log, truth
 
 
 def test_ok_when_every_available_song_is_snapshotted_within_the_bound() -> None:
@@ -68,18 +89,7 @@ def test_ok_when_every_available_song_is_snapshotted_within_the_bound() -> None:
 
 
 def test_fails_on_an_available_song_over_the_bound() -> None:
-    # D was under review for 10 h long before its gap: the gap is its scheduler's, not the API's.
-    # E, classified during the run, is under review during its whole (open) gap: excused.
-    review = _unavailable([(D, T0 + HOUR_MS, T0 + 11 * HOUR_MS, 62004), (E, T0, NEVER, 62004)])
-    truth = _truth({A: T0, B: T0, D: T0}, review)
-    log = Log()
-    log.taken(T0 + 12 * HOUR_MS, D, type="normal")
-    log.taken(T0 + 10 * HOUR_MS, A, type="normal")
-    log.classified(T0 + 11 * HOUR_MS, E)
-    log.taken(T0 + 10 * HOUR_MS + BOUND + 1, A, type="milestone")  # closed gap, 1 ms over
-    log.taken(T0 + 100 * HOUR_MS, D, type="normal")  # 88 h after its previous one
-    log.taken(T0 + 50 * HOUR_MS, B, type="normal")
-    log.ended(T0 + 150 * HOUR_MS)  # B: 100 h open at the end
+    log, truth = _fail_log()
     f = _finding(log, truth)
     assert f.severity is Severity.FAIL
     assert (f.numbers["stale_songs"], f.numbers["stale_gaps"]) == (3, 3)
@@ -102,3 +112,48 @@ def test_fails_on_an_available_song_over_the_bound() -> None:
     assert out["invariants.stale_songs.violations"] == 3
     assert out["invariants.stale_songs.unavailable"] == 1
     assert [e["aid"] for e in out["invariants.stale_songs.examples"]] == [A, D, B]
+
+
+def _with_monitor(
+    log: Log, truth: RunTruth, slack: int, fed: list[int] | None = None
+) -> tuple[Finding, Staleness, StaleSongs]:
+    """The finding wired as a run wires it: after the invariant, in one group (``fed``: one item
+    per chunk the invariant's gaps are fed)."""
+    monitor = StaleSongs(truth.songs, unavailable=truth.unavailable)
+    if fed is not None:
+        gaps, feed = monitor.gaps, monitor.gaps.feed
+
+        def counted(chunk: Chunk) -> None:
+            fed.append(chunk.table(K.SnapshotTaken).shape[0])
+            feed(chunk)
+
+        gaps.feed = counted  # type: ignore[method-assign]
+    finding = Staleness(
+        truth,
+        TZ,
+        max_interval=72 * HOUR_MS,
+        slack=slack,
+        fail_stale_songs=1,
+        monitor=monitor,
+    )
+    sink = ReducerSink([monitor, finding])
+    for chunk in log.chunks(cuts=(2, 5)):
+        sink.write(chunk, b"")
+    (f,) = findings_in(sink.result())
+    return f, finding, monitor
+
+
+def test_the_finding_reads_the_invariants_gaps_when_the_bound_is_the_same() -> None:
+    log, truth = _fail_log()
+    alone = _finding(log, truth)
+    fed: list[int] = []
+    f, finding, monitor = _with_monitor(log, truth, slack=2 * HOUR_MS, fed=fed)
+    assert finding.gaps is monitor.gaps  # one copy of the songs' arrays,
+    assert len(fed) == len(log.chunks(cuts=(2, 5))) == 3  # fed once
+    assert (f.sentence, f.numbers, f.examples) == (alone.sentence, alone.numbers, alone.examples)
+    # Another bound (the finding's thresholds are the scenario's): its own gaps, fed by itself.
+    alone = _finding(log, truth, slack=20 * HOUR_MS)
+    f, finding, monitor = _with_monitor(log, truth, slack=20 * HOUR_MS)
+    assert finding.gaps is not monitor.gaps
+    assert (f.sentence, f.numbers, f.examples) == (alone.sentence, alone.numbers, alone.examples)
+    assert f.numbers["stale_songs"] == 1  # B's 100 h only: the bound is 92 h

@@ -4,6 +4,7 @@ as inline, bit for bit; a failing or vanished child is a clear error, never a ha
 from __future__ import annotations
 
 import select
+import weakref
 from pathlib import Path
 from typing import Any
 
@@ -92,6 +93,19 @@ def test_the_sink_gives_the_inline_results_for_any_chunking() -> None:
     _feed(remote, log, [3, 17, 18])
     assert remote.outcomes == [inline.result(), {"explodes.seen": 40}]
     assert remote.child_peak_kb > 0
+
+
+def test_once_the_log_opens_this_process_lets_the_reducers_go() -> None:
+    # The child computes them: copies kept here would hold the run's truth for the whole run.
+    remote = ProcessReducerSink()
+    reducer = Explodes(at=10**9)
+    remote.add([reducer], merged_result)
+    gone = weakref.ref(reducer)
+    del reducer
+    assert gone() is not None  # the sink holds it until it has sent it
+    _feed(remote, _records(), [7])
+    assert gone() is None
+    assert remote.outcomes == [{"explodes.seen": 40}]
 
 
 def test_a_failing_reducer_is_an_error_with_the_childs_traceback() -> None:

@@ -131,6 +131,7 @@ from sim.metrics.invariants.schedule_rows import LifecycleInvariants
 from sim.metrics.invariants.songs import CrossingTable, MilestoneCapture, NoCrossings, StaleSongs
 from sim.metrics.invariants.truth import (
     RunTruth,
+    SongBaselines,
     Unavailability,
     catalog_song_baselines,
     run_truth,
@@ -148,7 +149,7 @@ def invariant_reducers(
     *,
     crossings: CrossingTable | None = None,
     tracked: npt.ArrayLike | None = None,
-    songs: Mapping[int, Ms] | None = None,
+    songs: Mapping[int, Ms] | SongBaselines | None = None,
     unavailable: Unavailability | None = None,
     stale_slack_ms: Ms = DEFAULT_STALE_SLACK_MS,
     capture_bound_ms: Ms = DEFAULT_CAPTURE_BOUND_MS,
@@ -161,7 +162,9 @@ def invariant_reducers(
         WindowCapInvariant(params.window_cap),
         NoScheduleBeforeCreation(switches.fallback_bare_window_start),
         LifecycleInvariants(bulk_marks_processing=not switches.bulk_aids_as_ids_bug),
-        StaleSongs(songs or {}, slack_ms=stale_slack_ms, unavailable=unavailable),
+        StaleSongs(
+            songs if songs is not None else {}, slack_ms=stale_slack_ms, unavailable=unavailable
+        ),
         MilestoneCapture(
             crossings if crossings is not None else NoCrossings(),
             bound_ms=capture_bound_ms,
@@ -190,6 +193,7 @@ __all__ = [
     "MilestoneCapture",
     "NoScheduleBeforeCreation",
     "RunTruth",
+    "SongBaselines",
     "StaleSongs",
     "Unavailability",
     "WindowCapInvariant",

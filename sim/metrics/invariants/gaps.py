@@ -23,7 +23,7 @@ import numpy as np
 from sim.events import cvsa_kinds as K
 from sim.events.log import Chunk
 from sim.metrics.invariants.common import EXAMPLES, _last_t
-from sim.metrics.invariants.truth import Unavailability
+from sim.metrics.invariants.truth import SongBaselines, Unavailability
 from sim.units import Ms
 
 Gap = tuple[int, int, int, int, int]
@@ -42,16 +42,16 @@ class SongGaps:
 
     def __init__(
         self,
-        songs: Mapping[int, Ms],
+        songs: Mapping[int, Ms] | SongBaselines,
         bound_ms: Ms,
         unavailable: Unavailability | None = None,
         keep_worst: int = 0,
     ) -> None:
         self.bound = bound_ms
         self.unavailable = unavailable or Unavailability()
-        items = sorted(songs.items())
-        self.aid = np.array([a for a, _ in items], np.int64)
-        self.last = np.array([t for _, t in items], np.int64)
+        base = SongBaselines.of(songs)
+        self.aid = base.aid.copy()
+        self.last = base.since_ms.copy()
         self.known_seq = np.full(self.aid.size, -1, np.int64)
         """The seq of the song's classification (its snapshots logged before it do not count)."""
         self.unav_from, self.unav_until, self.unav_code = self.unavailable.lookup(self.aid)

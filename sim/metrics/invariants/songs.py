@@ -21,7 +21,7 @@ from sim.metrics.invariants.common import (
     _Violations,
 )
 from sim.metrics.invariants.gaps import SongGaps
-from sim.metrics.invariants.truth import Unavailability
+from sim.metrics.invariants.truth import SongBaselines, Unavailability
 from sim.units import SECOND_MS, Ms
 
 
@@ -39,13 +39,15 @@ class StaleSongs:
 
     def __init__(
         self,
-        songs: Mapping[int, Ms],
+        songs: Mapping[int, Ms] | SongBaselines,
         *,
         max_interval_ms: Ms = DEFAULT_STALE_INTERVAL_MS,
         slack_ms: Ms = DEFAULT_STALE_SLACK_MS,
         unavailable: Unavailability | None = None,
     ) -> None:
-        self.gaps = SongGaps(songs, max_interval_ms + slack_ms, unavailable)
+        # The longest gaps are kept for finding ``staleness``, which reads these gaps when its
+        # bound is the same rather than following every song a second time.
+        self.gaps = SongGaps(songs, max_interval_ms + slack_ms, unavailable, keep_worst=EXAMPLES)
 
     def feed(self, chunk: Chunk, names: Sequence[str]) -> None:
         self.gaps.feed(chunk)
