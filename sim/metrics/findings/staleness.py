@@ -84,7 +84,7 @@ class Staleness:
         stale = g.stale | set(g.aid[avail_open].tolist())
         excused = dict(g.excused_songs)
         excused.update(
-            zip(g.aid[excused_open].tolist(), g.unav_code[excused_open].tolist(), strict=True)
+            zip(g.aid[excused_open].tolist(), g.code_of(excused_open).tolist(), strict=True)
         )
         for aid in stale:  # stale while available: a problem, whatever came after
             excused.pop(aid, None)

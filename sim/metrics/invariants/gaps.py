@@ -51,10 +51,18 @@ class SongGaps:
         self.unavailable = unavailable or Unavailability()
         base = SongBaselines.of(songs)
         self.aid = base.aid.copy()
+        """Every song known so far, sorted."""
         self.last = base.since_ms.copy()
-        self.known_seq = np.full(self.aid.size, -1, np.int64)
-        """The seq of the song's classification (its snapshots logged before it do not count)."""
-        self.unav_from, self.unav_until, self.unav_code = self.unavailable.lookup(self.aid)
+        """Per song, the instant its open gap starts."""
+        # Two per-song facts are rare, so they are looked up per chunk rather than kept aligned
+        # with ``aid`` (at 20M videos four arrays of the 2M songs, 64 MB): when a song was
+        # classified (a catalogue song is known from the start) and when it was unavailable
+        # (``unavailable`` is sorted by aid already).
+        self._classified_aid = np.empty(0, np.int64)
+        """Songs classified during the log, sorted..."""
+        self._classified_seq = np.empty(0, np.int64)
+        """...and the seq of each one's ``SongClassified``: its snapshots logged before it do
+        not count."""
         self.over = 0
         """Closed over-bound gaps of available songs."""
         self.first: list[dict[str, Any]] = []
@@ -81,7 +89,12 @@ class SongGaps:
         if not (taken.size and self.aid.size):
             return
         pos = np.minimum(np.searchsorted(self.aid, taken[:, 2]), self.aid.size - 1)
-        mine = (self.aid[pos] == taken[:, 2]) & (taken[:, 0] > self.known_seq[pos])
+        mine = self.aid[pos] == taken[:, 2]
+        known = self._classified_aid
+        if known.size:
+            at = np.minimum(np.searchsorted(known, taken[:, 2]), known.size - 1)
+            late = known[at] == taken[:, 2]
+            mine &= ~late | (taken[:, 0] > self._classified_seq[at])
         if not mine.any():
             return
         rows, pos = taken[mine], pos[mine]
@@ -97,7 +110,8 @@ class SongGaps:
         tail[:-1] = head[1:]
         self.last[pos[tail]] = np.maximum(self.last[pos[tail]], t[tail])
         gap = t - prev
-        excused = (self.unav_from[pos] <= t) & (self.unav_until[pos] > prev)
+        unav_from, unav_until, unav_code = self.unavailable.lookup(rows[:, 2])
+        excused = (unav_from <= t) & (unav_until > prev)
         if (~excused).any():
             self.max_gap = max(self.max_gap, int(gap[~excused].max()))
         over = gap > self.bound
@@ -117,7 +131,7 @@ class SongGaps:
         if off.size:
             self.excused += off.size
             self.excused_songs.update(
-                zip(rows[off, 2].tolist(), self.unav_code[pos[off]].tolist(), strict=True)
+                zip(rows[off, 2].tolist(), unav_code[off].tolist(), strict=True)
             )
 
     def _classify(self, rows: np.ndarray) -> None:
@@ -129,13 +143,11 @@ class SongGaps:
         if not new.any():
             return
         aid, seq, t, pos = aid[new], seq[new], t[new], pos[new]
-        unav_from, unav_until, unav_code = self.unavailable.lookup(aid)
         self.aid = np.insert(self.aid, pos, aid)
         self.last = np.insert(self.last, pos, t)
-        self.known_seq = np.insert(self.known_seq, pos, seq)
-        self.unav_from = np.insert(self.unav_from, pos, unav_from)
-        self.unav_until = np.insert(self.unav_until, pos, unav_until)
-        self.unav_code = np.insert(self.unav_code, pos, unav_code)
+        at = np.searchsorted(self._classified_aid, aid)
+        self._classified_aid = np.insert(self._classified_aid, at, aid)
+        self._classified_seq = np.insert(self._classified_seq, at, seq)
 
     def _keep(
         self, gap: np.ndarray, to: np.ndarray, aid: np.ndarray, frm: np.ndarray, ty: np.ndarray
@@ -155,7 +167,8 @@ class SongGaps:
             empty = np.empty(0, np.int64)
             return empty, empty
         over = self.now - self.last > self.bound
-        excused = (self.unav_from <= self.now) & (self.unav_until > self.last)
+        excused = np.zeros(self.aid.size, bool)
+        excused[self._excused_open()[0]] = True
         avail = np.flatnonzero(over & ~excused)
         avail = avail[np.lexsort((self.aid[avail], self.last[avail]))]
         return avail, np.flatnonzero(over & excused)
@@ -164,8 +177,26 @@ class SongGaps:
         """The longest open gap of an available song at the end (0 without a log)."""
         if self.now is None or not self.aid.size:
             return 0
-        avail = (self.unav_from > self.now) | (self.unav_until <= self.last)
+        avail = np.ones(self.aid.size, bool)
+        avail[self._excused_open()[0]] = False
         return int(self.now - self.last[avail].min()) if avail.any() else 0
+
+    def _excused_open(self) -> tuple[np.ndarray, np.ndarray]:
+        """Positions of the songs unavailable at some instant of their open gap, and each one's
+        code: the unavailable videos are few, so only they are looked up among the songs."""
+        unav = self.unavailable
+        empty = np.empty(0, np.int64)
+        if self.now is None or not (unav.aid.size and self.aid.size):
+            return empty, empty
+        pos = np.minimum(np.searchsorted(self.aid, unav.aid), self.aid.size - 1)
+        hit = np.flatnonzero(self.aid[pos] == unav.aid)
+        pos = pos[hit]
+        gone = (unav.from_ms[hit] <= self.now) & (unav.until_ms[hit] > self.last[pos])
+        return pos[gone], unav.code[hit[gone]]
+
+    def code_of(self, pos: np.ndarray) -> np.ndarray:
+        """The codes of the songs at ``pos`` (0 for one that stays available)."""
+        return self.unavailable.lookup(self.aid[pos])[2]
 
     def example(self, aid: int, frm: Ms, to: Ms, is_open: bool) -> dict[str, Any]:
         return {
