@@ -193,7 +193,10 @@ class VideoTables:
         """aid -> slot (-1: none)."""
         self._flags = U8Column()
         self._published = I64Column()
-        self._bili_code = I32Column()
+        self._bili_code: dict[int, int] = {}
+        """By slot: the video's non-zero status (bilibili's code, ``bilibili_metadata.status``).
+        Few videos ever have one, so a dict, not a column: at 20M videos a column of 4 bytes a
+        video was 80 MB of zeros."""
         self._eta_row = I32Column()
         """By slot: the index of the video's eta row in the eta columns (0: none). The four
         eta columns grow by eta row, not by slot: a video that never had one (two thirds of
@@ -226,7 +229,6 @@ class VideoTables:
             self._slot.add(aid, s)
             self._flags.append(0)
             self._published.append(-1)
-            self._bili_code.append(0)
             self._eta_row.append(0)
             self._snaps.append_empty()
         return s
@@ -291,12 +293,15 @@ class VideoTables:
 
     async def video_status(self, aid: int) -> int:
         s = self._slot.get(aid)
-        return 0 if s < 0 or not self._flags.get(s) & IS_VIDEO else self._bili_code.get(s)
+        return 0 if s < 0 or not self._flags.get(s) & IS_VIDEO else self._bili_code.get(s, 0)
 
     async def set_video_status(self, aid: int, code: int) -> None:
         s = self._slot.get(aid)
         if s >= 0 and self._flags.get(s) & IS_VIDEO:
-            self._bili_code.set(s, code)
+            if code:
+                self._bili_code[s] = code
+            else:
+                self._bili_code.pop(s, None)
 
     # -- snapshots ----------------------------------------------------------------------------
     async def insert_snapshot(self, aid: int, t_ms: Ms, views: int) -> bool:
