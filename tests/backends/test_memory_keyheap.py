@@ -17,7 +17,7 @@ from sim.backends.memory.columns import (
     I64Column,
     U8Column,
 )
-from sim.backends.memory.keyheap import MAX_ID, KeyHeap
+from sim.backends.memory.keyheap import CHUNK_BITS, MAX_ID, KeyHeap
 
 # Few distinct times (ties decided by id), instants of 41 bits, pops interleaved with pushes.
 ops = st.lists(
@@ -46,10 +46,11 @@ def heap_order_holds(heap: KeyHeap) -> bool:
     return all(entries[(p - 1) // 2] <= entries[p] for p in range(1, len(entries)))
 
 
-@given(ops)
+@given(ops, st.sampled_from([0, 1, 3, CHUNK_BITS]))
 @settings(max_examples=500, deadline=None)
-def test_keyheap_pops_what_heapq_pops(steps: list[tuple[str, int, int]]) -> None:
-    heap, model = KeyHeap(), []
+def test_keyheap_pops_what_heapq_pops(steps: list[tuple[str, int, int]], chunk_bits: int) -> None:
+    # Chunks of 1, 2 and 8 entries: a walk up or down crosses chunks at every level or so.
+    heap, model = KeyHeap(chunk_bits), []
     for op, t, ident in steps:
         if op == "push":
             heap.push(t, ident)
