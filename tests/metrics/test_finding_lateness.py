@@ -68,6 +68,28 @@ def test_a_row_rebooked_after_cleanup_counts_from_the_deleted_rows_due_time() ->
     )
 
 
+def test_a_row_booked_again_and_deleted_in_turn_is_forgotten() -> None:
+    # Cleanup deletes the first row, then the one booked to replace it; the third is served and
+    # counts from the second's due time (the deletion of the second is what it replaces).
+    log = Log()
+    due = [T0 + 60_000, T0 + 300_000, T0 + 600_000]
+    log.created(T0, 0, 100, due=due[0])
+    log.deleted(due[0] + 120_001, 0, 100, "normal")
+    log.created(due[0] + 130_000, 1, 100, due=due[1])
+    log.deleted(due[1] + 120_001, 1, 100, "normal")
+    log.created(due[1] + 130_000, 2, 100, due=due[2])
+    _served(log, 2, 100, due[2], tick=0, queue=0, at=due[2] + 3_000)
+    snapshots = SnapshotMetrics()
+    lateness = LatenessAttribution(snapshots, TZ, warn_p99=60_000, fail_p99=3_600_000)
+    for chunk in log.chunks(cuts=(2, 3, 4, 5)):  # each deletion and creation a chunk of its own
+        snapshots.feed(chunk, NAMES)
+        lateness.feed(chunk, NAMES)
+        assert 0 not in lateness.rebooked  # row 0 was never booked again: nothing of it kept
+    assert lateness.rebooked == {}  # row 1's entry went with its deletion, row 2's when served
+    (f,) = findings_in(lateness.result())
+    assert (f.numbers["rebooked"], f.numbers["rebook_mean_s"]) == (1, 300.0)
+
+
 def test_a_snapshot_written_after_its_row_completed_is_still_attributed() -> None:
     """Seed 003's write path logs ``SnapshotTaken`` when the flush is written, after the row's
     ``ScheduleFinished``; the parts are still those of the row (the write wait is not lateness:

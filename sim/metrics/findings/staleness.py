@@ -15,6 +15,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from sim.cvsa.vocabulary import VideoUnavailable
 from sim.events import cvsa_kinds as K
 from sim.events.log import Chunk
@@ -81,13 +83,16 @@ class Staleness:
         g = self.gaps
         now = g.now if g.now is not None else 0
         avail_open, excused_open = g.open_gaps()
-        stale = g.stale | set(g.aid[avail_open].tolist())
+        stale_at = g.stale.copy()
+        stale_at[avail_open] = True
+        stale = g.aid[stale_at]
         excused = dict(g.excused_songs)
         excused.update(
             zip(g.aid[excused_open].tolist(), g.code_of(excused_open).tolist(), strict=True)
         )
-        for aid in stale:  # stale while available: a problem, whatever came after
-            excused.pop(aid, None)
+        aids = np.fromiter(excused, np.int64, len(excused))
+        for aid in aids[np.isin(aids, stale)].tolist():  # stale while available: a problem,
+            del excused[aid]  # whatever came after
         by_code: dict[str, int] = {}
         for code in sorted(excused.values()):
             by_code[_word(code)] = by_code.get(_word(code), 0) + 1
@@ -113,10 +118,10 @@ class Staleness:
                 f"({', '.join(x for x in (codes, others) if x)})"
             )
         songs = int(g.aid.size)
-        if stale:
-            severity = Severity.FAIL if len(stale) >= self.fail_stale else Severity.WARN
+        if stale.size:
+            severity = Severity.FAIL if stale.size >= self.fail_stale else Severity.WARN
             sentence = (
-                f"{len(stale):,} of {songs:,} songs went longer than {bound} without a snapshot "
+                f"{stale.size:,} of {songs:,} songs went longer than {bound} without a snapshot "
                 f"while available (longest {_hours(longest)}; "
                 f"{g.over + avail_open.size:,} gaps){excused_text}."
             )
@@ -128,7 +133,7 @@ class Staleness:
             )
         numbers: dict[str, Any] = {
             "songs": songs,
-            "stale_songs": len(stale),
+            "stale_songs": int(stale.size),
             "stale_gaps": g.over + int(avail_open.size),
             "longest_gap_h": round(longest / 3_600_000, 3),
             "unavailable_songs": len(excused),

@@ -67,8 +67,10 @@ class SongGaps:
         """Closed over-bound gaps of available songs."""
         self.first: list[dict[str, Any]] = []
         """The first :data:`EXAMPLES` of them, in log order."""
-        self.stale: set[int] = set()
-        """Available songs with a closed over-bound gap."""
+        self.stale = np.zeros(self.aid.size, bool)
+        """Per song: it had a closed over-bound gap while available. A flag aligned with
+        ``aid``, not a set of aids: at 20M videos, where most songs wait longer than the bound,
+        a set grew by tens of MB a day."""
         self.excused = 0
         self.excused_songs: dict[int, int] = {}
         """Unavailable songs with a closed over-bound gap -> their code."""
@@ -118,7 +120,7 @@ class SongGaps:
         hit = np.flatnonzero(over & ~excused)
         if hit.size:
             self.over += hit.size
-            self.stale.update(rows[hit, 2].tolist())
+            self.stale[pos[hit]] = True
             first = hit[np.argsort(rows[hit, 0], kind="stable")][: EXAMPLES - len(self.first)]
             self.first.extend(
                 self.example(a, f, to, False)
@@ -145,6 +147,7 @@ class SongGaps:
         aid, seq, t, pos = aid[new], seq[new], t[new], pos[new]
         self.aid = np.insert(self.aid, pos, aid)
         self.last = np.insert(self.last, pos, t)
+        self.stale = np.insert(self.stale, pos, False)
         at = np.searchsorted(self._classified_aid, aid)
         self._classified_aid = np.insert(self._classified_aid, at, aid)
         self._classified_seq = np.insert(self._classified_seq, at, seq)
