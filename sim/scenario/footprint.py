@@ -13,7 +13,9 @@ every one. Measured again once the memory store kept only the snapshots a rule c
 December, evening): ``baseline`` for 7 days 272 MB (estimate 298 MB), the tenth-scale month for
 30 days 339 MB (479 MB), ``how-many-songs`` (2M videos, 8 days) 805 MB (988 MB), ``full-scale``
 for 30 days 1,113 MB (1,731 MB), ``full-scale-10x`` for an hour (20M videos, with the due
-heaps' int32 ids) 4,426 MB (5.4 GB); and before, runs the change leaves alone (three days or
+heaps' int32 ids) 4,426 MB (5.4 GB) and, later, for the whole week 6,792 MB (7.5 GB), then
+4,886 MB once the reducer process stopped leaking there (full scale for 30 days then 1,002 MB);
+and before, runs the change leaves alone (three days or
 less): the tenth-scale month for a day 244 MB (251 MB), ``full-scale`` for an hour 698 MB (725
 MB). So 3-56 % over: the per-day
 bytes below still count the snapshots a run of more than three days no longer keeps, and are
