@@ -67,13 +67,13 @@ class Staleness:
         # The invariant ``stale_songs`` follows every song's gaps already: with the same bound,
         # its gaps are read, not kept twice (at 20M videos, six arrays of the 2M songs: 96 MB).
         # It is fed the same log in the same group, so it has seen every chunk by the finding.
-        self._shared = monitor is not None and monitor.gaps.bound == max_interval + slack
-        if monitor is not None and self._shared:
-            self.gaps = monitor.gaps
-        else:
-            self.gaps = SongGaps(
-                truth.songs, max_interval + slack, truth.unavailable, keep_worst=EXAMPLES
-            )
+        bound = max_interval + slack
+        self._shared = monitor is not None and monitor.gaps.bound == bound
+        self.gaps = (
+            monitor.gaps
+            if monitor is not None and self._shared
+            else SongGaps(truth.songs, bound, truth.unavailable, keep_worst=EXAMPLES)
+        )
 
     def feed(self, chunk: Chunk, names: Sequence[str]) -> None:
         if not self._shared:
