@@ -83,7 +83,7 @@ def draw_arrivals(
     viral = uniform("viral") < cfg.viral_fraction
     family = np.where(viral, Family.VIRAL, Family.FRESH).astype(np.int8)
 
-    d = Draft.zeros(clock.hours_many(published))
+    d = Draft.zeros(published, clock)
     everyone: I8 = np.arange(n)
     fm.fresh(d, everyone, normal("fresh.size"), normal("fresh.half"), cur)
     sel = np.flatnonzero(viral)

@@ -95,7 +95,7 @@ def draw_initial(scenario: Scenario, streams: RandomStreams, clock: TrafficClock
     published, family, is_song = published[order], family[order], is_song[order]
     views, rate = views[order], rate[order]
     draws = _Draws(streams, n, cur.recount_steps_max, order)
-    d = Draft.zeros(clock.hours_many(published))
+    d = Draft.zeros(published, clock)
     _fill_curves(d, family, views, rate, draws, scenario, clock)
     rc = np.flatnonzero(family == Family.RECOUNT)
     recount_ms, frac = _recount_plan(draws, rc, scenario)

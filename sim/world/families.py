@@ -17,7 +17,16 @@ import numpy.typing as npt
 
 from sim.scenario.world import CurvesSection
 from sim.units import HOUR_MS
-from sim.world.curves import FRESH_BIT, SURGE_BIT, CurveTable, RecountSteps
+from sim.world.curves import (
+    FRESH_BIT,
+    ROW_SHIFT,
+    SHAPE_TERMS,
+    SURGE_BIT,
+    CurveTable,
+    RecountSteps,
+    ShapeTerms,
+)
+from sim.world.traffic import TrafficClock
 
 F8 = npt.NDArray[np.float64]
 I8 = npt.NDArray[np.int64]
@@ -42,7 +51,9 @@ class Draft:
     """Working float64 columns for ``n`` videos (see :class:`CurveTable` for their meaning)."""
 
     offset: F8
+    published_ms: I8
     start_hours: F8
+    """``clock.hours(published_ms)``, which the table computes as it needs it."""
     rate: F8
     burst: F8
     half: F8
@@ -50,11 +61,13 @@ class Draft:
     surge_at: F8
     rise: F8
     decay: F8
+    clock: TrafficClock
 
     @classmethod
-    def zeros(cls, start_hours: F8) -> Draft:
-        """A batch of dormant curves (the time scales are 1 h so that unused terms stay finite)."""
-        n = len(start_hours)
+    def zeros(cls, published_ms: I8, clock: TrafficClock) -> Draft:
+        """A batch of dormant curves published at ``published_ms`` (the time scales are 1 h so
+        that unused terms stay finite)."""
+        n = len(published_ms)
 
         def z() -> F8:
             return np.zeros(n)
@@ -62,7 +75,8 @@ class Draft:
         def one() -> F8:
             return np.ones(n)
 
-        return cls(z(), start_hours, z(), z(), one(), z(), z(), one(), one())
+        start_hours = clock.hours_many(published_ms)
+        return cls(z(), published_ms, start_hours, z(), z(), one(), z(), z(), one(), one(), clock)
 
     def table(self) -> CurveTable:
         """Freeze into a compact :class:`CurveTable` (float32 where it is safe), no recounts."""
@@ -77,21 +91,20 @@ class Draft:
             out: F8 = np.concatenate([getattr(p, name) for p in parts])
             return out
 
-        flags = np.zeros(sum(len(p.offset) for p in parts), np.uint8)
-        narrow: dict[str, npt.NDArray[np.float32]] = {}
-        for name in ("rate", "burst", "half", "surge", "surge_at", "rise", "decay"):
-            wide = joined(name)
-            if name == "burst":
-                flags[wide > 0] |= FRESH_BIT
-            elif name == "surge":
-                flags[wide > 0] |= SURGE_BIT
-            narrow[name] = wide.astype(np.float32)
+        flags = np.zeros(sum(len(p.offset) for p in parts), np.uint32)
+        flags[joined("burst") > 0] |= FRESH_BIT
+        flags[joined("surge") > 0] |= SURGE_BIT
+        index = np.flatnonzero(flags)
+        flags[index] |= np.arange(index.size, dtype=np.uint32) << ROW_SHIFT
+        terms = {name: joined(name)[index].astype(np.float32) for name in SHAPE_TERMS}
         return CurveTable(
             offset=joined("offset"),
-            start_hours=joined("start_hours"),
+            published_ms=np.concatenate([p.published_ms for p in parts]),
+            rate=joined("rate").astype(np.float32),
             flags=flags,
+            terms=ShapeTerms(**terms),
             recount=RecountSteps.empty(),
-            **narrow,
+            clock=parts[0].clock,
         )
 
 

@@ -23,12 +23,12 @@ from sim.scenario.parse import ScenarioError
 from sim.units import HOUR_MS
 from sim.world import families as fm
 from sim.world.catalog import InitialCatalog
-from sim.world.curves import NEVER_MS, Family
+from sim.world.curves import NEVER_MS, SHAPE_TERMS, Family
 from sim.world.families import I8, Draft
 from sim.world.ids import AidCodec
 from sim.world.traffic import TrafficClock
 
-DRAFT_COLUMNS = ("offset", "rate", "burst", "half", "surge", "surge_at", "rise", "decay")
+DRAFT_COLUMNS = ("offset", "rate", *SHAPE_TERMS)
 """The curve columns a pin sets (its start hours come from its age)."""
 
 
@@ -46,7 +46,7 @@ def pinned_curves(scenario: Scenario, clock: TrafficClock) -> PinnedCurves:
     pins = scenario.world.videos
     cur = scenario.curves
     published = np.array([scenario.start_ms - v.age for v in pins], np.int64)
-    d = Draft.zeros(clock.hours_many(published))
+    d = Draft.zeros(published, clock)
     s0 = clock.hours(scenario.start_ms) - d.start_hours
     for k, v in enumerate(pins):
         d.rate[k] = v.rate_per_hour
@@ -135,7 +135,7 @@ def apply_pins(
         first.is_song.copy(),
     )
     d = dataclasses.replace(first.draft)
-    d.start_hours = d.start_hours.copy()
+    d.start_hours, d.published_ms = d.start_hours.copy(), published
     for name in DRAFT_COLUMNS:
         setattr(d, name, getattr(d, name).copy())
     for k, v in enumerate(pins):

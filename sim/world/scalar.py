@@ -28,15 +28,24 @@ SURGE_BIT: Final = 2
 """``flags`` bit: the surge term is non-zero."""
 RECOUNT_BIT: Final = 4
 """``flags`` bit: the video has recount steps."""
+ROW_SHIFT: Final = 3
+"""``flags >> ROW_SHIFT``: the row of a video's burst and surge terms, if it has either."""
 
 
 def curve_value(
-    cols: tuple[Any, ...], drop: Callable[[int, Ms], int], i: int, hours: float, t_ms: Ms
+    cols: tuple[Any, ...],
+    drop: Callable[[int, Ms], int],
+    hours_of: Callable[[Ms], float],
+    i: int,
+    hours: float,
+    t_ms: Ms,
 ) -> int:
     """Views of video ``i`` at ``t_ms``, whose traffic clock reads ``hours``; ``cols`` are the
-    curve columns (offset, start_hours, rate, burst, half, surge, surge_at, rise, decay,
-    flags) and ``drop`` the recount steps' ``drop(i, t_ms)``."""
-    start: float = cols[1][i]
+    curve columns (offset, published_ms, rate, burst, half, surge, surge_at, rise, decay,
+    flags), ``drop`` the recount steps' ``drop(i, t_ms)`` and ``hours_of`` the traffic clock's
+    ``T``. burst to decay are kept only for the videos with a burst or a surge, by the row in
+    their flags' high bits (:class:`sim.world.curves.ShapeTerms`)."""
+    start = hours_of(cols[1][i])
     s = hours - start
     if s < 0.0:
         s = 0.0
@@ -47,15 +56,16 @@ def curve_value(
     if not fl:
         v = math.floor(g)
         return v if v > 0 else 0
+    r = fl >> ROW_SHIFT
     if fl & FRESH_BIT:
-        burst: float = cols[3][i]
-        half: float = cols[4][i]
+        burst: float = cols[3][r]
+        half: float = cols[4][r]
         g = g + burst * s / (s + half)
     if fl & SURGE_BIT:
-        surge: float = cols[5][i]
-        c: float = cols[6][i]
-        rise: float = cols[7][i]
-        decay: float = cols[8][i]
+        surge: float = cols[5][r]
+        c: float = cols[6][r]
+        rise: float = cols[7][r]
+        decay: float = cols[8][r]
         d = s - c
         y = d / (rise if d < 0 else decay)
         y0 = -c / rise
@@ -123,7 +133,7 @@ class ScalarWorld:
         if t_ms != self._last_t:
             self._last_hours = self._hours(t_ms)
             self._last_t = t_ms
-        return curve_value(self._cols, self._drop, i, self._last_hours, t_ms)
+        return curve_value(self._cols, self._drop, self._hours, i, self._last_hours, t_ms)
 
     def api_error(self, aid: int, t_ms: Ms) -> int:
         i = self.index(aid)

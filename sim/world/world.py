@@ -88,10 +88,18 @@ class World:
         self.availability = availability
         self.aid: I8 = np.concatenate([initial.aid, arrivals.aid])
         """Aids of all videos by index."""
-        self.published_ms: I8 = np.concatenate([initial.published_ms, arrivals.published_ms])
+        n0 = len(initial)
+        self.published_ms: I8 = table.published_ms
+        """The curve table's column (one array for both): equal to the initial videos' then the
+        arrivals' publication instants."""
+        mine = (table.published_ms[:n0], table.published_ms[n0:])
+        if not (
+            np.array_equal(mine[0], initial.published_ms)
+            and np.array_equal(mine[1], arrivals.published_ms)
+        ):
+            raise ValueError("the curve table's publication instants are not the videos'")
         self.family: I1 = np.concatenate([initial.family, arrivals.family])
         self.is_song: B1 = np.concatenate([initial.is_song, arrivals.is_song])
-        n0 = len(initial)
         self.initial = Catalog(
             self.aid[:n0], self.is_song[:n0], self.published_ms[:n0], self.family[:n0]
         )
@@ -165,8 +173,9 @@ class World:
 
     @property
     def nbytes(self) -> int:
-        """Bytes held in arrays: curves, errors and the per-video columns."""
-        columns = (self.aid, self.published_ms, self.family, self.is_song)
+        """Bytes held in arrays: curves, errors and the per-video columns (``published_ms`` is
+        the curve table's)."""
+        columns = (self.aid, self.family, self.is_song)
         times = (self.arrivals.discovered_ms, self.arrivals.classified_ms)
         own = sum(a.nbytes for a in (*columns, *times))
         return own + self.table.nbytes + self.availability.nbytes

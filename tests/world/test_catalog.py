@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -11,7 +12,7 @@ import pytest
 from sim.rng import RandomStreams
 from sim.scenario import Scenario
 from sim.units import DAY_MS, HOUR_MS
-from sim.world import DELETED, UNDER_REVIEW, Family, World
+from sim.world import DELETED, UNDER_REVIEW, AidCodec, Family, World
 from sim.world.availability import CODES
 
 from .conftest import small_scenario
@@ -135,8 +136,8 @@ def test_api_errors(world: World) -> None:
 def digest(world: World) -> list[bytes]:
     t = world.table
     arrays: list[npt.NDArray[np.generic]] = [world.aid, world.published_ms, world.family]
-    arrays += [world.is_song, t.offset, t.start_hours]
-    arrays += [t.rate, t.burst, t.half, t.surge, t.surge_at, t.rise, t.decay, t.flags]
+    arrays += [world.is_song, t.offset, t.published_ms]
+    arrays += [t.rate, *t.terms.columns, t.flags]
     arrays += [t.recount.t_ms, t.recount.cum_drop, world.availability.from_ms]
     arrays += [world.arrivals.discovered_ms, world.arrivals.classified_ms]
     return [a.tobytes() for a in arrays]
@@ -160,3 +161,12 @@ def test_adding_non_songs_leaves_songs_alone() -> None:
         return set(zip(*(c.tolist() for c in cols), strict=True))
 
     assert songs(0) == songs(5000)
+
+
+def test_a_world_refuses_a_curve_table_of_other_videos(world: World) -> None:
+    # The world's publication instants are the curve table's column; a table drawn for other
+    # videos would give every video another curve's start.
+    table = dataclasses.replace(world.table, published_ms=world.table.published_ms + 1)
+    args = (world.availability, world.initial, world.arrivals)
+    with pytest.raises(ValueError, match="publication instants"):
+        World(world.scenario, world.clock, AidCodec(world.scenario.seed), table, *args)

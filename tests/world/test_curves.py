@@ -9,6 +9,9 @@ from hypothesis import strategies as st
 from sim.scenario import Scenario
 from sim.units import DAY_MS, HOUR_MS
 from sim.world import Family, TrafficClock, World
+from sim.world import families as fm
+from sim.world.curves import FRESH_BIT, ROW_SHIFT, SURGE_BIT
+from sim.world.families import Draft
 
 PROPERTY = settings(max_examples=300, deadline=None)
 
@@ -144,3 +147,25 @@ class TestTrafficClock:
             < 1
             < self.clock.rate_at(midnight_local + 18 * HOUR_MS)
         )
+
+
+def test_burst_and_surge_terms_are_kept_by_row_for_the_videos_that_have_them() -> None:
+    # Five videos published at 0: none, a burst, none, a burst and a surge, a surge.
+    clock = TrafficClock([1.0] * 24, 0.0, 0)
+    d = Draft.zeros(np.zeros(5, np.int64), clock)
+    d.burst[[1, 3]], d.half[[1, 3]] = [100.0, 300.0], [2.0, 4.0]
+    d.surge[[3, 4]], d.surge_at[[3, 4]] = [1000.0, 2000.0], [5.0, 6.0]
+    d.rise[[3, 4]], d.decay[[3, 4]] = [1.5, 2.5], [8.0, 16.0]
+    table = d.table()
+    assert (table.flags >> ROW_SHIFT).tolist() == [0, 0, 0, 1, 2]
+    assert (table.flags & (FRESH_BIT | SURGE_BIT)).tolist() == [0, 1, 0, 3, 2]
+    assert table.terms.burst.tolist() == [100.0, 300.0, 0.0]
+    assert table.terms.decay.tolist() == [1.0, 8.0, 16.0]
+    # The views are the dense columns' formula, video by video, on both paths.
+    for hours in (0.5, 4.0, 7.0, 30.0):
+        s = np.full(5, hours)
+        dense = d.burst * s / (s + d.half) + fm.surge_term(d, np.arange(5), s)
+        expected = np.floor(0.0 + dense).astype(np.int64).tolist()
+        t_ms = round(hours * HOUR_MS)
+        assert table.values(None, hours, t_ms).tolist() == expected
+        assert [table.value(i, hours, t_ms) for i in range(5)] == expected

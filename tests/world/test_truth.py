@@ -91,7 +91,7 @@ def test_a_recount_dip_does_not_make_a_milestone_cross_again() -> None:
     # One linear video: 99,990 views + 10 per hour on a flat clock. It reaches 100k after 1 h,
     # a recount at 3 h takes 50 views away (back below 100k), and it reaches 100k again at 6 h.
     clock = TrafficClock([1.0] * 24, 0.0, 0)
-    draft = Draft.zeros(np.array([0.0]))
+    draft = Draft.zeros(np.array([0]), clock)
     draft.offset[0], draft.rate[0] = 99_990.0, 10.0
     steps = RecountSteps(np.array([0]), np.array([[3 * HOUR_MS]]), np.array([[50]]))
     table = dataclasses.replace(draft.table(), recount=steps)
