@@ -73,7 +73,7 @@ def main() -> None:
 
     rng = np.random.default_rng(0)
     t_mid = sc.start_ms + sc.duration // 2
-    sample = [int(a) for a in rng.choice(world.aid, 200_000)]
+    sample = [int(a) for a in rng.choice(world.aids(), 200_000)]
     views = world.views
 
     def scalar_same_instant() -> None:
@@ -92,7 +92,7 @@ def main() -> None:
     print(f"scalar views(), random aids, a new instant per call: {us:.2f} us/call")
 
     million = min(1_000_000, n)
-    shuffled = rng.choice(world.aid, million, replace=False)
+    shuffled = rng.choice(world.aids(), million, replace=False)
     ordered = np.sort(shuffled)
     ms = best_of(5, lambda: world.views_many(ordered, t_mid)) * 1e3
     print(f"views_many, {million:,} sorted aids: {ms:.1f} ms (budget 50)")

@@ -100,12 +100,13 @@ def test_pins_change_no_other_video() -> None:
     pinned, drawn = world(BASE + APPROACHER + OTHERS), world(BASE)
     rows = np.array(sorted(pinned.pinned.values()))
     others = np.setdiff1d(np.arange(len(drawn)), rows)
-    for name in ("aid", "published_ms", "family", "is_song"):
+    assert np.array_equal(pinned.aids(others), drawn.aids(others))
+    for name in ("published_ms", "family", "is_song"):
         assert np.array_equal(getattr(pinned, name)[others], getattr(drawn, name)[others]), name
     end = drawn.scenario.end_ms
     assert np.array_equal(pinned.views_all(end)[others], drawn.views_all(end)[others])
     assert not np.isin(pinned.availability.index, rows).any()
-    for aid in drawn.aid[rows]:  # the replaced videos are gone, aid and all
+    for aid in drawn.aids(rows):  # the replaced videos are gone, aid and all
         with pytest.raises(KeyError):
             pinned.index(int(aid))
         with pytest.raises(KeyError):
@@ -114,11 +115,11 @@ def test_pins_change_no_other_video() -> None:
 
 def test_a_pin_takes_the_place_of_the_video_that_has_its_aid() -> None:
     drawn = world(BASE)
-    natural = int(drawn.aid[123])
+    natural = drawn.aid_of(123)
     w = world(BASE + APPROACHER.replace("aid = 7", f"aid = {natural}"))
     assert w.index(natural) == 123
     assert w.views(natural, w.scenario.start_ms) == 99_000
-    assert int(np.count_nonzero(w.aid == natural)) == 1
+    assert int(np.count_nonzero(w.aids() == natural)) == 1
 
 
 def test_the_ground_truth_knows_the_pinned_crossing() -> None:

@@ -28,11 +28,10 @@ async def load_catalog(ctx: Ctx, world: World, history_ms: list[int]) -> None:
     offset for every video published by then (the views it had, from the curves), each logged
     (``HistoryLoaded``)."""
     cat, start, store = world.initial, ctx.now, ctx.store
-    for lo in range(0, len(cat.aid), LOAD_CHUNK):
+    for lo in range(0, len(cat), LOAD_CHUNK):
         part = slice(lo, lo + LOAD_CHUNK)
-        await store.load_catalog(
-            cat.aid[part].tolist(), cat.published_ms[part].tolist(), cat.is_song[part].tolist()
-        )
+        aids = world.aids(np.arange(lo, min(lo + LOAD_CHUNK, len(cat)))).tolist()
+        await store.load_catalog(aids, cat.published_ms[part].tolist(), cat.is_song[part].tolist())
     history = ctx.emit.history
     for offset in sorted(history_ms, reverse=True):
         t = start - offset
@@ -40,7 +39,7 @@ async def load_catalog(ctx: Ctx, world: World, history_ms: list[int]) -> None:
         for lo in range(0, len(visible), LOAD_CHUNK):
             some = visible[lo : lo + LOAD_CHUNK]
             views = world.views_at(some, t).tolist()
-            aids = cat.aid[some].tolist()
+            aids = world.aids(some).tolist()
             await store.load_snapshots(aids, [t] * len(aids), views)
             for aid, v in zip(aids, views, strict=True):  # the ETA inputs, in the log (issue 26)
                 history(start, aid, t, v)
@@ -70,7 +69,7 @@ async def arrivals_process(ctx: Ctx, world: World, end_ms: int) -> None:
     waits on the network never delays the next (the crawler runs them as separate jobs)."""
     for t, kind, i in arrival_events(world, ctx.now, end_ms):
         await ctx.engine.sleep_until(t)
-        aid = int(world.arrivals.aid[i])
+        aid = world.aid_of(len(world.initial) + i)
         published = int(world.arrivals.published_ms[i])
         if kind == _DISCOVER:
             ctx.engine.spawn(discover_video(ctx, aid, published), name="getVideoInfo")

@@ -221,7 +221,7 @@ def _curve_panel(ax: Axes, world: World, i: int, truth: Crossings, colour: str) 
     if pub >= sc.start_ms:
         when = f"{-age:.1f} d after"
     before = f" · published {when} start"
-    ax.set_title(f"aid {int(world.aid[i])} · {kind}{before}\n{v[0]:,} → {v[-1]:,} views")
+    ax.set_title(f"aid {world.aid_of(int(i))} · {kind}{before}\n{v[0]:,} → {v[-1]:,} views")
 
 
 def _ladder_between(lo: float, hi: float, ladder: MilestoneLadder) -> list[int]:
@@ -375,7 +375,9 @@ def _day_night_figure(world: World) -> Figure:
         edges = day0 + np.arange(3 * 24 + 1) * HOUR_MS
         v = world.views_at(np.full(len(edges), i), edges)
         a2.bar(_dates(edges[:-1] + HOUR_MS // 2), np.diff(v), width=1 / 24 * 0.9, color="#1f77b4")
-        a2.set_title(f"views gained per hour by the fastest steady video (aid {int(world.aid[i])})")
+        a2.set_title(
+            f"views gained per hour by the fastest steady video (aid {world.aid_of(int(i))})"
+        )
     a2.set_ylabel("views per hour")
     _date_axis(a2, world)
     fig.tight_layout()

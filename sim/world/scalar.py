@@ -91,7 +91,8 @@ class ScalarWorld:
 
     def __init__(
         self,
-        aids: Any,
+        n: int,
+        aid_salt: int,
         published_ms: Any,
         cols: tuple[Any, ...],
         drop: Callable[[int, Ms], int],
@@ -100,32 +101,37 @@ class ScalarWorld:
         hours: Callable[[Ms], float],
         aid_base: int,
         aid_stride: int,
+        aid_mix: int,
         deleted_code: int,
         start_ms: Ms,
     ) -> None:
-        self._aids = aids
         self._published = published_ms
-        self._n: int = len(aids)
+        self._n = n
+        self._salt = aid_salt
         self._cols = cols
         self._drop = drop
         self._unavailable = unavailable
         self._pinned = pinned
+        self._pinned_rows = set(pinned.values())
         self._hours = hours
         self._base = aid_base
         self._stride = aid_stride
+        self._mix = aid_mix
         self._deleted = deleted_code
         self._last_t: Ms = start_ms  # a one-entry cache of T(t): a request asks one instant
         self._last_hours: float = hours(start_ms)
 
     def index(self, aid: int) -> int:
-        """The video index of ``aid``; ``KeyError`` for an aid the world never had. A pinned
-        video's aid is not the arithmetic one (:mod:`sim.world.pinned`): it is looked up in
-        ``pinned``, and the aid its row would have had is no longer found."""
-        i = (aid - self._base) // self._stride
-        if 0 <= i < self._n:
-            known: int = self._aids[i]
-            if known == aid:
-                return i
+        """The video index of ``aid``; ``KeyError`` for an aid the world never had. An aid is
+        the codec's (:class:`sim.world.ids.AidCodec`, computed here, not read from a column of
+        8 bytes a video), but for a pinned video's (:mod:`sim.world.pinned`): that one is looked
+        up in ``pinned``, and the aid its row would have had is no longer found."""
+        stride = self._stride
+        i = (aid - self._base) // stride
+        jitter = aid - self._base - i * stride
+        known = 0 <= i < self._n and (i + self._salt) * self._mix % stride == jitter
+        if known and not (self._pinned_rows and i in self._pinned_rows):
+            return i
         return self._pinned[aid]
 
     def views(self, aid: int, t_ms: Ms) -> int:

@@ -23,7 +23,7 @@ from sim.world.availability import DELETED, Availability, draw_availability
 from sim.world.catalog import B1, I1, InitialCatalog, draw_initial
 from sim.world.curves import NEVER_MS, RECOUNT_BIT, CurveTable, RecountSteps
 from sim.world.families import I8, Draft
-from sim.world.ids import AID_BASE, AID_STRIDE, AidCodec
+from sim.world.ids import AID_BASE, AID_MIX, AID_STRIDE, AidCodec
 from sim.world.pinned import apply_pins, pin_problems, pinned_curves, pinned_rows
 from sim.world.scalar import ScalarWorld
 from sim.world.traffic import TrafficClock
@@ -35,7 +35,6 @@ class Catalog:
     """The videos known at the start (indices ``0..len-1``), sorted by publication time but for
     the pinned videos (``[[world.videos]]``, :mod:`sim.world.pinned`)."""
 
-    aid: I8
     is_song: B1
     """In the ``songs`` table (else only in ``bilibili_metadata``)."""
     published_ms: I8
@@ -43,14 +42,13 @@ class Catalog:
     """A :class:`sim.world.Family` value."""
 
     def __len__(self) -> int:
-        return len(self.aid)
+        return len(self.published_ms)
 
 
 @dataclass(frozen=True)
 class ArrivalTable:
     """Videos published during the run, sorted by publication time (see :mod:`.arrivals`)."""
 
-    aid: I8
     published_ms: I8
     discovered_ms: I8
     classified_ms: I8
@@ -59,14 +57,15 @@ class ArrivalTable:
     family: I1
 
     def __len__(self) -> int:
-        return len(self.aid)
+        return len(self.published_ms)
 
 
 class World:
     """A deterministic world for one scenario; build it with :meth:`World.build`.
 
-    ``initial`` and ``arrivals`` are views into the all-video arrays ``aid``, ``published_ms``,
-    ``family`` and ``is_song`` (indices ``0..len(initial)-1``, then the arrivals).
+    ``initial`` and ``arrivals`` are views into the all-video arrays ``published_ms``,
+    ``family`` and ``is_song`` (indices ``0..len(initial)-1``, then the arrivals). A video's aid
+    is computed from its index (:meth:`aids`, :class:`sim.world.ids.AidCodec`), not kept.
     """
 
     def __init__(
@@ -86,8 +85,6 @@ class World:
         self.clock = clock
         self.table = table
         self.availability = availability
-        self.aid: I8 = np.concatenate([initial.aid, arrivals.aid])
-        """Aids of all videos by index."""
         n0 = len(initial)
         self.published_ms: I8 = table.published_ms
         """The curve table's column (one array for both): equal to the initial videos' then the
@@ -100,24 +97,23 @@ class World:
             raise ValueError("the curve table's publication instants are not the videos'")
         self.family: I1 = np.concatenate([initial.family, arrivals.family])
         self.is_song: B1 = np.concatenate([initial.is_song, arrivals.is_song])
-        self.initial = Catalog(
-            self.aid[:n0], self.is_song[:n0], self.published_ms[:n0], self.family[:n0]
-        )
+        self.initial = Catalog(self.is_song[:n0], self.published_ms[:n0], self.family[:n0])
         """The videos known at the start (views into the all-video arrays)."""
         self.arrivals = dataclasses.replace(
             arrivals,
-            aid=self.aid[n0:],
             published_ms=self.published_ms[n0:],
             is_song=self.is_song[n0:],
             family=self.family[n0:],
         )
         """The videos published during the run (views into the all-video arrays)."""
         self._codec = codec
-        self._n = len(self.aid)
+        self._n = len(self.published_ms)
         self.pinned: dict[int, int] = dict(pinned or {})
         """The pinned videos' aids -> their indices (their aids are not the codec's)."""
+        self._pinned_aid = {i: aid for aid, i in self.pinned.items()}
         self.scalar = ScalarWorld(
-            self.aid.data,
+            self._n,
+            codec.salt,
             self.published_ms.data,
             table._mv,
             table.recount.drop,
@@ -126,6 +122,7 @@ class World:
             clock.hours,
             AID_BASE,
             AID_STRIDE,
+            AID_MIX,
             DELETED,
             scenario.start_ms,
         )
@@ -144,11 +141,9 @@ class World:
         late, late_draft = draw_arrivals(scenario, streams, clock)
         n0 = len(first.published_ms)
         codec = AidCodec(scenario.seed)
-        aid = codec.aids(np.arange(n0 + len(late), dtype=np.int64))
-        rows = pinned_rows(first, scenario, codec, len(aid))
+        rows = pinned_rows(first, scenario, codec, n0 + len(late))
         first = apply_pins(first, scenario, pins, rows)
         pinned = {v.aid: int(i) for v, i in zip(scenario.world.videos, rows, strict=True)}
-        aid[rows] = list(pinned)
         table = _with_recounts(Draft.table_of([first.draft, late_draft]), first, clock)
         catalog = draw_availability(scenario, streams, "catalog", first.published_ms, True)
         avail = Availability.concat(
@@ -157,9 +152,8 @@ class World:
                 (draw_availability(scenario, streams, "arrivals", late.published_ms, False), n0),
             ]
         )
-        initial = Catalog(aid[:n0], first.is_song, first.published_ms, first.family)
+        initial = Catalog(first.is_song, first.published_ms, first.family)
         arrivals = ArrivalTable(
-            aid[n0:],
             late.published_ms,
             late.discovered_ms,
             late.classified_ms,
@@ -175,10 +169,24 @@ class World:
     def nbytes(self) -> int:
         """Bytes held in arrays: curves, errors and the per-video columns (``published_ms`` is
         the curve table's)."""
-        columns = (self.aid, self.family, self.is_song)
+        columns = (self.family, self.is_song)
         times = (self.arrivals.discovered_ms, self.arrivals.classified_ms)
         own = sum(a.nbytes for a in (*columns, *times))
         return own + self.table.nbytes + self.availability.nbytes
+
+    def aids(self, idx: npt.ArrayLike | None = None) -> I8:
+        """The aids of the videos ``idx`` (``None``: every video, by index), computed: the world
+        keeps no column of them (8 bytes a video, 160 MB at 20M videos)."""
+        i = np.arange(self._n, dtype=np.int64) if idx is None else np.asarray(idx, np.int64)
+        out = self._codec.aids(i)
+        for aid, row in self.pinned.items():  # a pinned row's aid is not the codec's
+            out[i == row] = aid
+        return out
+
+    def aid_of(self, i: int) -> int:
+        """The aid of video ``i`` (a Python int, whatever integer ``i`` is)."""
+        i = int(i)
+        return self._pinned_aid.get(i, self._codec.aid(i))
 
     def index(self, aid: int) -> int:
         """The internal index of ``aid``; raises ``KeyError`` for an aid the world never had."""
@@ -189,7 +197,7 @@ class World:
         idx = self._codec.indices(aids, self._n)
         if self.pinned:  # a pinned row's aid is not the codec's (sim.world.pinned)
             a = np.asarray(aids, np.int64)
-            idx = np.where((idx >= 0) & (self.aid[np.maximum(idx, 0)] == a), idx, -1)
+            idx = np.where(np.isin(idx, list(self._pinned_aid)), -1, idx)
             for aid, i in self.pinned.items():
                 idx[a == aid] = i
         bad = np.flatnonzero(idx < 0)
@@ -243,7 +251,7 @@ class World:
         )
         errors = self.availability.errors(idx, t) if len(idx) else np.zeros(0, np.int64)
         visible = (errors == 0) & (self.published_ms[idx] <= t)
-        return Crossings(self.aid[idx], idx, milestone, t, visible)
+        return Crossings(self.aids(idx), idx, milestone, t, visible)
 
 
 def _with_recounts(table: CurveTable, first: InitialCatalog, clock: TrafficClock) -> CurveTable:

@@ -77,9 +77,7 @@ def test_the_seeded_history_is_in_the_log() -> None:
     for offset in sorted(scenario.scheduler.history, reverse=True):
         t = scenario.start_ms - offset
         for i in np.flatnonzero(world.initial.published_ms <= t):
-            expected.append(
-                (int(world.initial.aid[i]), t, world.views(int(world.initial.aid[i]), t))
-            )
+            expected.append((world.aid_of(i), t, world.views(world.aid_of(i), t)))
     got = [(e.aid, e.taken_ms, e.views) for e in loaded]
     assert got == expected
     assert {e.t_ms for e in loaded} == {scenario.start_ms}

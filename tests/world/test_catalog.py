@@ -72,7 +72,7 @@ def test_median_of_the_heavy_tail(large: World) -> None:
 
 
 def test_aids(world: World) -> None:
-    aid = world.aid
+    aid = world.aids()
     assert aid.dtype == np.int64
     assert (np.diff(aid) > 0).all()  # unique and growing with publication time
     assert aid.min() > 10_000_000
@@ -94,7 +94,8 @@ def test_arrivals(world: World) -> None:
     assert (np.diff(arr.published_ms) >= 0).all()
     assert (arr.published_ms >= sc.start_ms).all()
     assert (arr.published_ms < sc.end_ms).all()
-    assert (arr.aid > world.initial.aid[-1]).all()
+    n0 = len(world.initial)
+    assert (world.aids(np.arange(n0, len(world))) > world.aid_of(n0 - 1)).all()
     assert (arr.discovered_ms >= arr.published_ms).all()
     assert (arr.classified_ms >= arr.discovered_ms).all()
     assert binomial_ok(int(arr.is_song.sum()), len(arr), sc.arrivals.song_fraction)
@@ -110,16 +111,17 @@ def test_api_errors(world: World) -> None:
     sc, av = world.scenario, world.availability
     assert set(av.code.tolist()) <= set(CODES)
     assert len(av.index) > 100
-    at_start = world.api_errors(world.initial.aid, sc.start_ms)
+    at_start = world.api_errors(world.aids(np.arange(len(world.initial))), sc.start_ms)
     assert binomial_ok(
         int((at_start != 0).sum()), len(world.initial), sc.catalog.unavailable_at_start
     )
     # before publication an arrival does not exist
     first = world.arrivals
-    assert world.api_error(int(first.aid[0]), int(first.published_ms[0]) - 1) == DELETED
-    assert world.api_error(int(first.aid[0]), int(first.published_ms[0])) in {0, *CODES}
+    first_aid = world.aid_of(len(world.initial))
+    assert world.api_error(first_aid, int(first.published_ms[0]) - 1) == DELETED
+    assert world.api_error(first_aid, int(first.published_ms[0])) in {0, *CODES}
     for k in range(len(av.index)):
-        aid = int(world.aid[av.index[k]])
+        aid = world.aid_of(int(av.index[k]))
         start, until, code = int(av.from_ms[k]), int(av.until_ms[k]), int(av.code[k])
         assert world.api_error(aid, start) == code
         assert world.api_error(aid, start - 1) in (0, DELETED)  # DELETED: not yet published
@@ -128,14 +130,14 @@ def test_api_errors(world: World) -> None:
             assert until > start
         else:
             assert world.api_error(aid, sc.end_ms + 100 * DAY_MS) == code
-    sample = world.aid[::97]
+    sample = world.aids()[::97]
     for t in (sc.start_ms, sc.end_ms - 1):
         assert world.api_errors(sample, t).tolist() == [world.api_error(int(a), t) for a in sample]
 
 
 def digest(world: World) -> list[bytes]:
     t = world.table
-    arrays: list[npt.NDArray[np.generic]] = [world.aid, world.published_ms, world.family]
+    arrays: list[npt.NDArray[np.generic]] = [world.aids(), world.published_ms, world.family]
     arrays += [world.is_song, t.offset, t.published_ms]
     arrays += [t.rate, *t.terms.columns, t.flags]
     arrays += [t.recount.t_ms, t.recount.cum_drop, world.availability.from_ms]

@@ -59,7 +59,7 @@ sc = small_scenario("catalog.songs=300", "catalog.non_songs=3000")
 w = World.build(sc, RandomStreams(sc.seed))
 c = w.crossings(sc.start_ms, sc.end_ms)
 h = hashlib.sha256()
-for a in (w.aid, w.published_ms, w.table.offset, w.table.rate, w.table.terms.burst, c.t_ms):
+for a in (w.aids(), w.published_ms, w.table.offset, w.table.rate, w.table.terms.burst, c.t_ms):
     h.update(a.tobytes())
 print(h.hexdigest())
 """

@@ -35,7 +35,7 @@ def test_monotone_except_recount_dips(world: World) -> None:
     @given(video_and_two_instants(world))
     def check(case: tuple[int, int, int]) -> None:
         i, t1, t2 = case
-        aid = int(world.aid[i])
+        aid = world.aid_of(i)
         v1, v2 = world.views(aid, t1), world.views(aid, t2)
         drop = world.table.recount.drop(i, t2) - world.table.recount.drop(i, t1)
         if drop == 0:
@@ -51,7 +51,7 @@ def test_recounts_do_dip(world: World) -> None:
     rc = world.table.recount
     assert len(rc.index) > 100
     i, step = int(rc.index[0]), int(rc.t_ms[0, 0])
-    aid = int(world.aid[i])
+    aid = world.aid_of(i)
     assert world.views(aid, step) < world.views(aid, step - 1)
 
 
@@ -61,7 +61,7 @@ def test_scalar_equals_vectorised(world: World) -> None:
     def check(idx: list[int], data: st.DataObject) -> None:
         lo, hi = window(world.scenario)
         t = data.draw(st.integers(lo, hi))
-        aids = world.aid[idx]
+        aids = world.aids(idx)
         many = world.views_many(aids, t)
         assert many.tolist() == [world.views(int(a), t) for a in aids]
         assert world.views_at(np.array(idx), t).tolist() == many.tolist()
@@ -74,14 +74,14 @@ def test_scalar_equals_vectorised_for_every_video(world: World) -> None:
     for t in (sc.start_ms, sc.start_ms + 12_345_678, sc.end_ms - 1):
         everyone = world.views_all(t)
         assert everyone.dtype == np.int64
-        assert everyone.tolist() == [world.views(int(a), t) for a in world.aid]
+        assert everyone.tolist() == [world.views(int(a), t) for a in world.aids()]
 
 
 def test_views_are_non_negative_integers(world: World) -> None:
     v = world.views_all(world.scenario.end_ms)
     assert v.dtype == np.int64
     assert v.min() >= 0
-    assert isinstance(world.views(int(world.aid[0]), world.scenario.start_ms), int)
+    assert isinstance(world.views(world.aid_of(0), world.scenario.start_ms), int)
 
 
 def test_families_behave_as_named(world: World) -> None:

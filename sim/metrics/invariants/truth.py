@@ -101,7 +101,7 @@ def catalog_song_baselines(world: World, start_ms: Ms, history_ms: Iterable[Ms])
     catalogue load gives every video published by ``start - offset`` a snapshot at that instant,
     ``sim.scheduler.feed.load_catalog``), or ``start_ms`` when it has none."""
     cat = world.initial
-    aid, published = cat.aid[cat.is_song], cat.published_ms[cat.is_song]
+    aid, published = world.aids(np.flatnonzero(cat.is_song)), cat.published_ms[cat.is_song]
     base = np.full(aid.size, start_ms, dtype=np.int64)
     found = np.zeros(aid.size, dtype=bool)
     for offset in sorted(set(history_ms)):  # the latest snapshot first
@@ -129,7 +129,7 @@ def run_truth(world: World, start_ms: Ms, end_ms: Ms, history_ms: Iterable[Ms]) 
     if history:
         known &= world.published_ms[idx] <= start_ms - history[0]
     av = world.availability
-    aid = world.aid[av.index]
+    aid = world.aids(av.index)
     order = np.argsort(aid, kind="stable")
     return RunTruth(
         crossings=crossings,
