@@ -58,7 +58,7 @@ Before anything is built, the commands that run a scenario estimate the memory i
 (`sim/scenario/footprint.py`: 190 MB, 232 bytes a video and 16 a recount step, 14 bytes a
 video-day, 5 MB a day; fitted to measured runs and above each, by 3-35 % from 200k videos up:
 1.7 GB for `full-scale`, measured 1.0 GB; 7.5 GB for a week of `full-scale-10x`, measured
-4.3 GB). When the estimate exceeds the memory the machine has available they print one
+4.2 GB). When the estimate exceeds the memory the machine has available they print one
 `warning:` line (the estimate, its floor -- half the estimate --, the memory available and the
 keys that drive it) and run; when even the floor exceeds it they refuse, exit 2.
 
